@@ -1,0 +1,85 @@
+//! The command line: `oomlint check`, `oomlint rules`, `oomlint rule CODE`.
+
+mod check;
+mod rules_command;
+
+use crate::render::OutputFormat;
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Finds the patterns in PyTorch training scripts that waste GPU memory or end in
+/// torch.OutOfMemoryError.
+#[derive(Debug, Parser)]
+#[command(name = "oomlint", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Lint Python files and directories (default: the current directory).
+    Check(CheckArgs),
+    /// List every rule.
+    Rules {
+        #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+        output_format: ListFormat,
+    },
+    /// Print a rule's documentation, by code (OOM001) or name (loss-tensor-kept).
+    Rule { name: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ListFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when writing to a terminal and NO_COLOR is not set.
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Files or directories to lint; `-` reads standard input.
+    pub paths: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Full)]
+    pub output_format: OutputFormat,
+    /// Only these rules (codes, prefixes or ALL), replacing the configured selection.
+    #[arg(long, value_delimiter = ',')]
+    pub select: Option<Vec<String>>,
+    /// Skip these rules, in addition to the configured ones.
+    #[arg(long, value_delimiter = ',')]
+    pub ignore: Vec<String>,
+    /// Exit 0 even when there are findings.
+    #[arg(long)]
+    pub exit_zero: bool,
+    /// Read the file from standard input; this name is used for configuration and output.
+    #[arg(long)]
+    pub stdin_filename: Option<PathBuf>,
+    /// Use this configuration file for every file instead of discovering one.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+/// Exit statuses: 0 clean, 1 findings, 2 usage, configuration or I/O error.
+pub const EXIT_CLEAN: u8 = 0;
+pub const EXIT_FINDINGS: u8 = 1;
+pub const EXIT_ERROR: u8 = 2;
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let status = match cli.command {
+        Command::Check(args) => check::run(args),
+        Command::Rules { output_format } => rules_command::list(output_format == ListFormat::Json),
+        Command::Rule { name } => rules_command::show(&name),
+    };
+    ExitCode::from(status)
+}

@@ -1,0 +1,42 @@
+//! `oomlint rules` and `oomlint rule CODE`.
+
+use super::{EXIT_CLEAN, EXIT_ERROR};
+use crate::rules::{self, RULES};
+use serde_json::json;
+
+pub fn list(as_json: bool) -> u8 {
+    if as_json {
+        let rules: Vec<_> = RULES
+            .iter()
+            .map(|r| {
+                json!({
+                    "code": r.code,
+                    "name": r.slug,
+                    "default_severity": r.default_severity.as_str(),
+                    "summary": r.summary,
+                    "cost": r.cost,
+                    "fix": r.fix_title,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rules).unwrap_or_default());
+        return EXIT_CLEAN;
+    }
+    let width = RULES.iter().map(|r| r.slug.len()).max().unwrap_or(0);
+    for rule in RULES {
+        println!("{}  {:width$}  {:7}  {}", rule.code, rule.slug, rule.default_severity.as_str(), rule.summary);
+    }
+    EXIT_CLEAN
+}
+
+pub fn show(name: &str) -> u8 {
+    let Some(rule) = rules::find(name) else {
+        eprintln!("error: no rule named `{name}` (see `oomlint rules`)");
+        return EXIT_ERROR;
+    };
+    println!("{}", rule.docs.trim_end());
+    println!();
+    println!("Default severity: {}", rule.default_severity);
+    println!("Query: queries/{}-{}.scm", rule.code, rule.slug);
+    EXIT_CLEAN
+}

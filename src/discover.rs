@@ -1,0 +1,69 @@
+//! Which files to lint: the paths named on the command line, with directories walked
+//! (`.gitignore` respected, hidden and customary non-source directories skipped, and each
+//! configuration's `exclude` applied). A file named explicitly is always linted.
+
+use crate::config::{ConfigError, ConfigResolver};
+use ignore::WalkBuilder;
+use std::path::{Path, PathBuf};
+
+/// Directory names never worth walking into.
+const SKIPPED_DIRECTORIES: &[&str] =
+    &["venv", "node_modules", "__pypackages__", "site-packages", "__pycache__", "build", "dist"];
+
+pub struct Discovery {
+    pub files: Vec<PathBuf>,
+    /// Paths that could not be walked or do not exist.
+    pub errors: Vec<(PathBuf, String)>,
+    pub config_errors: Vec<ConfigError>,
+}
+
+pub fn python_files(paths: &[PathBuf], resolver: &mut ConfigResolver) -> Discovery {
+    let mut discovery = Discovery { files: Vec::new(), errors: Vec::new(), config_errors: Vec::new() };
+    for path in paths {
+        if !path.exists() {
+            discovery.errors.push((path.clone(), "no such file or directory".to_string()));
+            continue;
+        }
+        if !path.is_dir() {
+            discovery.files.push(path.clone());
+            continue;
+        }
+        let walk = WalkBuilder::new(path).require_git(false).follow_links(false).build();
+        for entry in walk {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    discovery.errors.push((path.clone(), e.to_string()));
+                    continue;
+                }
+            };
+            let file = entry.path();
+            let is_file = entry.file_type().is_some_and(|t| t.is_file());
+            if !is_file || file.extension().is_none_or(|e| e != "py") {
+                continue;
+            }
+            let below_root = file.strip_prefix(path).unwrap_or(file);
+            if below_root.components().any(|c| SKIPPED_DIRECTORIES.iter().any(|s| c.as_os_str() == *s)) {
+                continue;
+            }
+            match excluded(file, resolver) {
+                Ok(true) => {}
+                Ok(false) => discovery.files.push(file.to_path_buf()),
+                Err(e) => {
+                    if !discovery.config_errors.contains(&e) {
+                        discovery.config_errors.push(e);
+                    }
+                }
+            }
+        }
+    }
+    discovery.files.sort();
+    discovery.files.dedup();
+    discovery
+}
+
+fn excluded(file: &Path, resolver: &mut ConfigResolver) -> Result<bool, ConfigError> {
+    let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+    let directory = absolute.parent().unwrap_or(Path::new("/"));
+    Ok(resolver.for_directory(directory)?.excludes(&absolute))
+}

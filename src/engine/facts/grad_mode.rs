@@ -1,0 +1,165 @@
+//! Whether a node runs with autograd disabled: inside `with torch.no_grad()` /
+//! `torch.inference_mode()` / `torch.set_grad_enabled(False)`, in a function decorated
+//! with one of them, after a `torch.set_grad_enabled(False)` statement, in a Lightning
+//! evaluation hook, or in a function whose every call site in the file is itself
+//! under one of these.
+
+use super::Facts;
+use super::heuristics;
+use crate::engine::tree::{self, ancestors};
+use tree_sitter::Node;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GradSwitch {
+    Disables,
+    Enables,
+}
+
+impl<'t> Facts<'t> {
+    /// True when autograd is certainly off where `node` runs.
+    pub fn grad_disabled(&self, node: Node<'t>) -> bool {
+        for ancestor in ancestors(node) {
+            match ancestor.kind() {
+                "with_statement" => match self.with_switch(ancestor) {
+                    Some(GradSwitch::Disables) => return true,
+                    Some(GradSwitch::Enables) => return false,
+                    None => {}
+                },
+                "function_definition" => {
+                    if self.disabled_by_statement(node, ancestor) {
+                        return true;
+                    }
+                    return self.function_grad_disabled(ancestor);
+                }
+                _ => {}
+            }
+        }
+        self.disabled_by_statement(node, self.root)
+    }
+
+    /// What a context manager or decorator expression does to grad mode.
+    fn switch_of(&self, expr: Node<'t>) -> Option<GradSwitch> {
+        let expr = tree::unparenthesize(expr);
+        let (callee, call) = match expr.kind() {
+            "call" => (expr.child_by_field_name("function")?, Some(expr)),
+            _ => (expr, None),
+        };
+        let name = tree::last_name(callee, self.source)?;
+        let first_arg_false = call
+            .and_then(|c| tree::positional_args(c).first().copied().or_else(|| tree::keyword_arg(c, "mode", self.source)))
+            .is_some_and(|a| self.text(a) == "False");
+        // The last name decides: a silence-favouring reading, since `no_grad` means the
+        // same thing however torch was imported.
+        match name {
+            "no_grad" => Some(GradSwitch::Disables),
+            "inference_mode" if first_arg_false => None,
+            "inference_mode" => Some(GradSwitch::Disables),
+            "enable_grad" => Some(GradSwitch::Enables),
+            "set_grad_enabled" if call.is_some() => {
+                Some(if first_arg_false { GradSwitch::Disables } else { GradSwitch::Enables })
+            }
+            _ => None,
+        }
+    }
+
+    fn with_switch(&self, with: Node<'t>) -> Option<GradSwitch> {
+        let clause = with.named_children(&mut with.walk()).find(|c| c.kind() == "with_clause")?;
+        let mut cursor = clause.walk();
+        let items: Vec<Node> = clause.named_children(&mut cursor).filter(|c| c.kind() == "with_item").collect();
+        items.into_iter().find_map(|item| {
+            let value = item.child_by_field_name("value")?;
+            let value = if value.kind() == "as_pattern" { value.named_child(0)? } else { value };
+            self.switch_of(value)
+        })
+    }
+
+    /// Whether the body of `function` runs with gradients disabled (memoised).
+    fn function_grad_disabled(&self, function: Node<'t>) -> bool {
+        if let Some(&known) = self.grad_disabled_functions.borrow().get(&function.id()) {
+            return known;
+        }
+        // Provisional answer while the call sites are examined: recursion is not proof.
+        self.grad_disabled_functions.borrow_mut().insert(function.id(), false);
+        let answer = self.compute_function_grad_disabled(function);
+        self.grad_disabled_functions.borrow_mut().insert(function.id(), answer);
+        answer
+    }
+
+    fn compute_function_grad_disabled(&self, function: Node<'t>) -> bool {
+        if let Some(decorated) = function.parent().filter(|p| p.kind() == "decorated_definition") {
+            let mut cursor = decorated.walk();
+            for decorator in decorated.named_children(&mut cursor).filter(|d| d.kind() == "decorator") {
+                match decorator.named_child(0).and_then(|e| self.switch_of(e)) {
+                    Some(GradSwitch::Disables) => return true,
+                    Some(GradSwitch::Enables) => return false,
+                    None => {}
+                }
+            }
+        }
+        let Some(name_node) = function.child_by_field_name("name") else { return false };
+        let name = self.text(name_node);
+        let is_method = ancestors(function).find(|a| tree::is_scope(a.kind())).is_some_and(|a| a.kind() == "class_definition");
+        if is_method && heuristics::is_framework_no_grad_hook(name) {
+            return true;
+        }
+        self.all_call_sites_grad_disabled(name, name_node, is_method)
+    }
+
+    /// Every use of the function's name in this file is a call made with gradients
+    /// disabled. A name passed around as a value, or never called here, proves nothing.
+    fn all_call_sites_grad_disabled(&self, name: &str, definition: Node<'t>, is_method: bool) -> bool {
+        let index = self.index();
+        let Some(uses) = index.identifiers.get(name) else { return false };
+        let mut call_sites = 0;
+        for &identifier in uses {
+            if identifier.id() == definition.id() {
+                continue;
+            }
+            let parent = identifier.parent();
+            let reference = match parent {
+                Some(p) if p.kind() == "attribute" => {
+                    if p.child_by_field_name("attribute").map(|a| a.id()) != Some(identifier.id()) {
+                        continue; // `name.x`: a different use of the name
+                    }
+                    p
+                }
+                // `def f` of a method is only reached as `obj.f`; a bare `f` is another name.
+                _ if is_method => continue,
+                _ => identifier,
+            };
+            if ancestors(reference).any(|a| matches!(a.kind(), "import_statement" | "import_from_statement")) {
+                continue;
+            }
+            let call = reference.parent().filter(|c| {
+                c.kind() == "call" && c.child_by_field_name("function").map(|f| f.id()) == Some(reference.id())
+            });
+            match call {
+                Some(call) if self.grad_disabled(call) => call_sites += 1,
+                _ => return false,
+            }
+        }
+        call_sites > 0
+    }
+
+    /// A `torch.set_grad_enabled(False)` statement earlier in the same body, not undone.
+    fn disabled_by_statement(&self, node: Node<'t>, body: Node<'t>) -> bool {
+        let index = self.index();
+        let Some(calls) = index.calls_by_name.get("set_grad_enabled") else { return false };
+        let mut state = None;
+        for &call in calls {
+            if call.start_byte() >= node.start_byte() || tree::enclosing_body(call).id() != tree::enclosing_body(node).id() {
+                continue;
+            }
+            if !call.parent().is_some_and(|p| p.kind() == "expression_statement") || !tree::contains(body, call) {
+                continue;
+            }
+            // Only statements at the body's top level, or in blocks that contain `node`.
+            let block = call.parent().and_then(|p| p.parent());
+            if block.is_some_and(|b| !tree::contains(b, node)) {
+                continue;
+            }
+            state = self.switch_of(call);
+        }
+        state == Some(GradSwitch::Disables)
+    }
+}

@@ -1,0 +1,110 @@
+//! What names say about the code: which callables are models or loss functions, and
+//! which functions and loaders belong to evaluation. Kept in one place so that every
+//! rule agrees on them.
+
+/// Split `valLoader`, `val_loader`, `ValLoader2` into lowercase words.
+pub fn words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut previous_lower = false;
+    for c in name.chars() {
+        if !c.is_alphanumeric() {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            previous_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && previous_lower && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        previous_lower = c.is_lowercase() || c.is_ascii_digit();
+        current.extend(c.to_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+const MODEL_NAMES: &[&str] = &[
+    "model", "net", "network", "classifier", "encoder", "decoder", "backbone", "generator",
+    "discriminator", "critic", "actor", "policy", "teacher", "student", "unet", "vae",
+    "transformer", "resnet", "detector", "segmenter",
+];
+
+/// `model`, `self.net`, `ddp_model`, `text_encoder`, `ResNet`: a name that holds a network.
+pub fn is_model_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let words = words(name);
+    MODEL_NAMES.contains(&lower.as_str())
+        || words.last().is_some_and(|w| MODEL_NAMES.contains(&w.as_str()))
+}
+
+/// `criterion`, `loss_fn`, `compute_loss`, `ce_loss`, `LossFn`: a name that computes a loss.
+pub fn is_loss_function_name(name: &str) -> bool {
+    let words = words(name);
+    words.iter().any(|w| w == "loss" || w == "criterion" || w == "criteria")
+        && !words.iter().any(|w| matches!(w.as_str(), "log" | "print" | "plot" | "record" | "get"))
+}
+
+const EVAL_WORDS: &[&str] = &[
+    "eval", "evaluate", "evaluation", "evaluator", "validate", "validation", "val", "valid",
+    "test", "testing", "predict", "prediction", "predictions", "infer", "inference", "holdout",
+];
+
+/// Words that mark a function as training code even when it also validates.
+const TRAIN_WORDS: &[&str] = &["train", "training", "fit", "finetune", "optimize", "backward"];
+
+/// `evaluate`, `run_validation`, `test_epoch`, `predict`: evaluation code by its name.
+/// `test` does not count in a pytest test function (`test_forward` in `test_model.py`).
+pub fn is_eval_function_name(name: &str, in_pytest_file: bool) -> bool {
+    let words = words(name);
+    if words.iter().any(|w| TRAIN_WORDS.contains(&w.as_str())) {
+        return false;
+    }
+    let pytest_test = in_pytest_file && words.first().is_some_and(|w| w == "test");
+    words.iter().any(|w| EVAL_WORDS.contains(&w.as_str()) && !(pytest_test && w.starts_with("test")))
+}
+
+/// `val_loader`, `test_dl`, `eval_dataset`: an evaluation data source by its name.
+pub fn is_eval_data_name(name: &str) -> bool {
+    words(name).iter().any(|w| {
+        matches!(w.as_str(), "val" | "valid" | "validation" | "test" | "testing" | "eval" | "evaluation" | "holdout")
+    })
+}
+
+/// Lightning's evaluation hooks run under `torch.no_grad()` already.
+pub fn is_framework_no_grad_hook(name: &str) -> bool {
+    matches!(name, "validation_step" | "test_step" | "predict_step" | "on_validation_batch_end" | "on_test_batch_end")
+}
+
+pub fn is_pytest_file(path: &std::path::Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name.starts_with("test_") || name.ends_with("_test.py") || name == "conftest.py"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_snake_and_camel_case() {
+        assert_eq!(words("valLoader2_x"), ["val", "loader2", "x"]);
+        assert_eq!(words("ResNet"), ["res", "net"]);
+        assert_eq!(words("__init__"), ["init"]);
+    }
+
+    #[test]
+    fn recognises_models_losses_and_evaluation() {
+        assert!(is_model_name("model") && is_model_name("ddp_model") && is_model_name("ResNet"));
+        assert!(!is_model_name("optimizer") && !is_model_name("model_path_str") && !is_model_name("netloc"));
+        assert!(is_loss_function_name("criterion") && is_loss_function_name("loss_fn"));
+        assert!(!is_loss_function_name("log_loss_value") && !is_loss_function_name("optimizer"));
+        assert!(is_eval_function_name("run_validation", false) && is_eval_function_name("test", false));
+        assert!(!is_eval_function_name("train_and_validate", false));
+        assert!(!is_eval_function_name("test_forward", true) && is_eval_function_name("test_forward", false));
+        assert!(is_eval_data_name("val_loader") && is_eval_data_name("testLoader"));
+        assert!(!is_eval_data_name("interval") && !is_eval_data_name("latest"));
+    }
+}

@@ -1,0 +1,51 @@
+//! Facts about a file that several rules share, computed lazily and at most once per
+//! file: name bindings and imports, grad mode, and which names hold graph-attached tensors.
+
+pub mod grad_mode;
+pub mod heuristics;
+pub mod index;
+pub mod names;
+pub mod tensors;
+
+use index::FileIndex;
+use std::cell::{OnceCell, RefCell};
+use std::collections::HashMap;
+use std::path::Path;
+use tree_sitter::Node;
+
+pub struct Facts<'t> {
+    pub source: &'t str,
+    pub root: Node<'t>,
+    pub path: &'t Path,
+    index: OnceCell<FileIndex<'t>>,
+    /// Per function node: whether its body runs with gradients disabled.
+    grad_disabled_functions: RefCell<HashMap<usize, bool>>,
+}
+
+impl<'t> Facts<'t> {
+    pub fn new(source: &'t str, root: Node<'t>, path: &'t Path) -> Facts<'t> {
+        Facts {
+            source,
+            root,
+            path,
+            index: OnceCell::new(),
+            grad_disabled_functions: RefCell::new(HashMap::new()),
+        }
+    }
+
+    pub fn index(&self) -> &FileIndex<'t> {
+        self.index.get_or_init(|| FileIndex::build(self.root, self.source))
+    }
+
+    pub fn text(&self, node: Node) -> &'t str {
+        crate::engine::tree::text(node, self.source)
+    }
+
+    pub fn qualified_name(&self, node: Node<'t>) -> Option<String> {
+        names::qualified_name(self.index(), node, self.source)
+    }
+
+    pub fn callee_qualified_name(&self, call: Node<'t>) -> Option<String> {
+        names::callee_qualified_name(self.index(), call, self.source)
+    }
+}

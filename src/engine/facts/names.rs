@@ -1,0 +1,47 @@
+//! Resolves the dotted path a name or attribute chain stands for, through every import
+//! spelling (`import torch as T`, `from torch.cuda import amp`, `import torch.cuda.amp
+//! as amp`) and alias assignments (`autocast = torch.cuda.amp.autocast`).
+
+use super::index::{BindingKind, FileIndex};
+use crate::engine::tree;
+use tree_sitter::Node;
+
+/// Alias chains longer than this are not followed (and cycles end here).
+const MAX_ALIAS_DEPTH: usize = 6;
+
+/// `torch.cuda.amp.autocast` for `autocast` after `from torch.cuda.amp import autocast`;
+/// `None` for a local variable, a parameter or anything not imported.
+pub fn qualified_name(index: &FileIndex, node: Node, source: &str) -> Option<String> {
+    resolve(index, node, source, 0)
+}
+
+fn resolve(index: &FileIndex, node: Node, source: &str, depth: usize) -> Option<String> {
+    if depth > MAX_ALIAS_DEPTH {
+        return None;
+    }
+    match node.kind() {
+        "identifier" => {
+            let binding = index.lookup(tree::text(node, source), node)?;
+            match binding.kind {
+                BindingKind::Import => binding.import_path.clone(),
+                BindingKind::Value(value) if matches!(value.kind(), "identifier" | "attribute") => {
+                    resolve(index, value, source, depth + 1)
+                }
+                _ => None,
+            }
+        }
+        "attribute" => {
+            let object = node.child_by_field_name("object")?;
+            let attribute = node.child_by_field_name("attribute")?;
+            let base = resolve(index, object, source, depth)?;
+            Some(format!("{base}.{}", tree::text(attribute, source)))
+        }
+        "parenthesized_expression" => resolve(index, tree::unparenthesize(node), source, depth),
+        _ => None,
+    }
+}
+
+/// The qualified name of the callee of `call`.
+pub fn callee_qualified_name(index: &FileIndex, call: Node, source: &str) -> Option<String> {
+    qualified_name(index, call.child_by_field_name("function")?, source)
+}

@@ -1,0 +1,204 @@
+//! Which expressions hold a tensor still attached to an autograd graph (a loss, a model
+//! output, anything computed from them) and which hold a detached value (`.item()`,
+//! `.detach()`, `float(...)`, `.data`, `.tolist()`, anything computed under no_grad).
+//! Unknown values are neither: rules stay silent on them.
+
+use super::Facts;
+use super::heuristics;
+use super::index::BindingKind;
+use crate::engine::tree;
+use tree_sitter::Node;
+
+/// How far a chain of assignments is followed back.
+const MAX_DEPTH: usize = 12;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TensorValue {
+    /// Holds a graph: `criterion(out, y)`, `model(x)`, `outputs.loss`, `loss / 4`.
+    Attached,
+    /// Holds no graph: a Python number, or a tensor cut from its graph.
+    Detached,
+    Unknown,
+}
+
+/// Methods whose result is cut from the graph or holds no gradient (indices, booleans).
+const DETACHING_METHODS: &[&str] = &[
+    "item", "detach", "detach_", "tolist", "numpy", "argmax", "argmin", "argsort", "numel",
+    "size", "dim", "eq", "ne", "lt", "le", "gt", "ge", "long", "int", "bool", "isnan",
+    "isinf", "isfinite", "nonzero", "requires_grad_",
+];
+
+/// Methods whose result stays on the receiver's graph.
+const GRAPH_KEEPING_METHODS: &[&str] = &[
+    "mean", "sum", "view", "reshape", "squeeze", "unsqueeze", "flatten", "float", "double",
+    "half", "bfloat16", "to", "cuda", "cpu", "contiguous", "clone", "softmax", "log_softmax",
+    "sigmoid", "tanh", "exp", "log", "abs", "pow", "sqrt", "mul", "add", "div", "sub",
+    "permute", "transpose", "t", "norm", "squeeze_", "masked_fill", "expand", "repeat",
+    "max", "min", "chunk", "split", "unbind", "forward", "__call__",
+];
+
+/// Builtins that return plain Python values.
+const DETACHING_BUILTINS: &[&str] = &["float", "int", "bool", "len", "str", "repr", "round", "list"];
+
+/// Attributes of a model output that stay on its graph.
+const OUTPUT_FIELDS: &[&str] = &["loss", "logits", "last_hidden_state", "pooler_output", "hidden_states", "T", "real", "imag"];
+
+impl<'t> Facts<'t> {
+    pub fn tensor_value(&self, expr: Node<'t>) -> TensorValue {
+        self.value_at_depth(expr, 0)
+    }
+
+    fn value_at_depth(&self, expr: Node<'t>, depth: usize) -> TensorValue {
+        use TensorValue::*;
+        if depth > MAX_DEPTH {
+            return Unknown;
+        }
+        let expr = tree::unparenthesize(expr);
+        match expr.kind() {
+            "integer" | "float" | "string" | "true" | "false" | "none" | "concatenated_string" => Detached,
+            "identifier" => self.name_value(expr, depth),
+            "attribute" => {
+                let (Some(object), Some(attribute)) =
+                    (expr.child_by_field_name("object"), expr.child_by_field_name("attribute"))
+                else {
+                    return Unknown;
+                };
+                match self.text(attribute) {
+                    "data" | "shape" | "dtype" | "device" | "grad" | "requires_grad" => Detached,
+                    field if OUTPUT_FIELDS.contains(&field) => self.value_at_depth(object, depth + 1),
+                    _ => Unknown,
+                }
+            }
+            "subscript" => match expr.child_by_field_name("value") {
+                Some(value) => self.value_at_depth(value, depth + 1),
+                None => Unknown,
+            },
+            "binary_operator" => {
+                let operands = [expr.child_by_field_name("left"), expr.child_by_field_name("right")];
+                let values: Vec<TensorValue> = operands.into_iter().flatten().map(|o| self.value_at_depth(o, depth + 1)).collect();
+                if values.contains(&Attached) {
+                    Attached
+                } else if values.iter().all(|v| *v == Detached) {
+                    Detached
+                } else {
+                    Unknown
+                }
+            }
+            "unary_operator" => match expr.child_by_field_name("argument") {
+                Some(argument) => self.value_at_depth(argument, depth + 1),
+                None => Unknown,
+            },
+            "call" => self.call_value(expr, depth),
+            _ => Unknown,
+        }
+    }
+
+    fn name_value(&self, name: Node<'t>, depth: usize) -> TensorValue {
+        let Some(binding) = self.index().lookup(self.text(name), name) else { return TensorValue::Unknown };
+        // Whatever was computed with gradients disabled holds no graph.
+        if self.grad_disabled(binding.statement) {
+            return TensorValue::Detached;
+        }
+        match binding.kind {
+            BindingKind::Value(value) => self.value_at_depth(value, depth + 1),
+            BindingKind::Unpacked(value) => match self.value_at_depth(value, depth + 1) {
+                // `logits, loss = model(x)`: a model's outputs all carry its graph.
+                TensorValue::Attached if self.is_forward_or_loss_call(value) => TensorValue::Attached,
+                _ => TensorValue::Unknown,
+            },
+            BindingKind::Augmented(value) => match self.value_at_depth(value, depth + 1) {
+                TensorValue::Attached => TensorValue::Attached,
+                _ => TensorValue::Unknown,
+            },
+            _ => TensorValue::Unknown,
+        }
+    }
+
+    fn call_value(&self, call: Node<'t>, depth: usize) -> TensorValue {
+        use TensorValue::*;
+        let Some(function) = call.child_by_field_name("function") else { return Unknown };
+        if function.kind() == "identifier" && DETACHING_BUILTINS.contains(&self.text(function)) {
+            return Detached;
+        }
+        if function.kind() == "attribute" {
+            let method = tree::last_name(function, self.source).unwrap_or("");
+            let receiver = function.child_by_field_name("object");
+            if DETACHING_METHODS.contains(&method) {
+                return Detached;
+            }
+            if GRAPH_KEEPING_METHODS.contains(&method) {
+                if let Some(receiver) = receiver {
+                    let value = self.value_at_depth(receiver, depth + 1);
+                    if value != Unknown {
+                        return value;
+                    }
+                }
+            }
+        }
+        if self.is_forward_or_loss_call(call) { Attached } else { Unknown }
+    }
+
+    /// A call that runs a network or computes a loss: its result carries a graph
+    /// wherever gradients are enabled.
+    pub fn is_forward_or_loss_call(&self, call: Node<'t>) -> bool {
+        self.is_loss_call(call) || self.is_forward_call(call)
+    }
+
+    /// `criterion(out, y)`, `F.cross_entropy(...)`, `self.loss_fn(...)`, or a call of a
+    /// name bound to `nn.SomethingLoss()`.
+    pub fn is_loss_call(&self, call: Node<'t>) -> bool {
+        let Some(function) = call.child_by_field_name("function") else { return false };
+        let Some(name) = tree::last_name(function, self.source) else { return false };
+        if heuristics::is_loss_function_name(name) {
+            return true;
+        }
+        let functional = match function.kind() {
+            "attribute" => {
+                let qualified = self.qualified_name(function);
+                let object = function.child_by_field_name("object").map(|o| self.text(o));
+                qualified.is_some_and(|q| q.starts_with("torch.nn.functional."))
+                    || matches!(object, Some("F" | "functional" | "nn.functional" | "torch.nn.functional"))
+            }
+            _ => self.qualified_name(function).is_some_and(|q| q.starts_with("torch.nn.functional.")),
+        };
+        if functional {
+            return matches!(
+                name,
+                "cross_entropy" | "nll_loss" | "mse_loss" | "l1_loss" | "smooth_l1_loss" | "huber_loss"
+                    | "binary_cross_entropy" | "binary_cross_entropy_with_logits" | "kl_div"
+                    | "ctc_loss" | "margin_ranking_loss" | "cosine_embedding_loss" | "triplet_margin_loss"
+            ) || name.ends_with("_loss");
+        }
+        // `ce = nn.CrossEntropyLoss()` ... `ce(out, y)`
+        if function.kind() == "identifier" {
+            if let Some(binding) = self.index().lookup(name, function) {
+                if let BindingKind::Value(value) = binding.kind {
+                    return value.kind() == "call"
+                        && tree::callee_name(value, self.source).is_some_and(|c| c.ends_with("Loss"));
+                }
+            }
+        }
+        false
+    }
+
+    /// `model(x)`, `self.net(x)`, `model.forward(x)`, `encoder(x)`.
+    pub fn is_forward_call(&self, call: Node<'t>) -> bool {
+        let Some(function) = call.child_by_field_name("function") else { return false };
+        match function.kind() {
+            "identifier" => heuristics::is_model_name(self.text(function)),
+            "attribute" => {
+                let Some(name) = tree::last_name(function, self.source) else { return false };
+                let object = function.child_by_field_name("object");
+                if name == "forward" {
+                    return object.and_then(|o| tree::last_name(o, self.source)).is_some_and(heuristics::is_model_name);
+                }
+                // `self.model(x)`, `trainer.model(x)`; not `torch.nn.Transformer(...)` or a
+                // method of a module (`model.eval()`).
+                heuristics::is_model_name(name)
+                    && !name.chars().next().is_some_and(char::is_uppercase)
+                    && object.is_some_and(|o| o.kind() == "identifier" && self.text(o) == "self")
+            }
+            _ => false,
+        }
+    }
+}

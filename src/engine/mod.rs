@@ -1,0 +1,153 @@
+//! The engine: parse a file once, run every enabled rule's query in one pass over the
+//! tree, hand matches to the rules' host code, then apply severity overrides and
+//! suppression comments. Every front end lints through `Engine::lint`.
+
+pub mod checker;
+pub mod facts;
+pub mod predicates;
+pub mod syntax;
+pub mod tree;
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::rules::{RULES, Rule};
+use crate::suppress::Suppressions;
+use checker::{Checker, Match};
+use facts::Facts;
+use predicates::HostPredicate;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::OnceLock;
+use streaming_iterator::StreamingIterator;
+use tree_sitter::{Language, Parser, Query, QueryCursor, Tree};
+
+pub fn language() -> Language {
+    tree_sitter_python::LANGUAGE.into()
+}
+
+/// All rules' queries compiled once per process into a single query, so one pass over
+/// the tree serves every rule.
+pub struct Engine {
+    query: Query,
+    /// For each pattern of `query`: the index into `RULES` of the rule that owns it.
+    pattern_rule: Vec<usize>,
+    /// For each pattern of `query`: its host predicates.
+    pattern_predicates: Vec<Vec<HostPredicate>>,
+    capture_names: Vec<String>,
+}
+
+/// Which rules run, and at what severity, for one file.
+#[derive(Debug, Clone)]
+pub struct RuleSettings {
+    /// Indexed like `RULES`.
+    pub enabled: Vec<bool>,
+    pub severity: HashMap<&'static str, Severity>,
+}
+
+impl Default for RuleSettings {
+    fn default() -> Self {
+        RuleSettings { enabled: vec![true; RULES.len()], severity: HashMap::new() }
+    }
+}
+
+/// What linting one file produced.
+#[derive(Debug, Default)]
+pub struct FileReport {
+    pub diagnostics: Vec<Diagnostic>,
+    pub syntax_errors: Vec<syntax::SyntaxError>,
+}
+
+thread_local! {
+    static PARSER: RefCell<Parser> = RefCell::new({
+        let mut parser = Parser::new();
+        parser.set_language(&language()).expect("tree-sitter-python matches the tree-sitter ABI");
+        parser
+    });
+}
+
+pub fn parse(source: &str) -> Option<Tree> {
+    PARSER.with(|p| p.borrow_mut().parse(source, None))
+}
+
+impl Engine {
+    /// The process-wide engine.
+    pub fn get() -> &'static Engine {
+        static ENGINE: OnceLock<Engine> = OnceLock::new();
+        ENGINE.get_or_init(|| Engine::compile(RULES).unwrap_or_else(|e| panic!("built-in rule queries compile: {e}")))
+    }
+
+    /// Compile the given rules' queries; the error names the rule whose query is broken.
+    pub fn compile(rules: &[&Rule]) -> Result<Engine, String> {
+        let language = language();
+        let mut combined = String::new();
+        let mut pattern_rule = Vec::new();
+        for (index, rule) in rules.iter().enumerate() {
+            let own = Query::new(&language, rule.query).map_err(|e| format!("{}: query: {e}", rule.code))?;
+            for pattern in 0..own.pattern_count() {
+                HostPredicate::compile_all(&own, pattern).map_err(|e| format!("{}: query: {e}", rule.code))?;
+            }
+            pattern_rule.extend(std::iter::repeat_n(index, own.pattern_count()));
+            combined.push_str(rule.query);
+            combined.push('\n');
+        }
+        let query = Query::new(&language, &combined).map_err(|e| format!("combined query: {e}"))?;
+        let pattern_predicates = (0..query.pattern_count())
+            .map(|p| HostPredicate::compile_all(&query, p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let capture_names = query.capture_names().iter().map(|n| n.to_string()).collect();
+        Ok(Engine { query, pattern_rule, pattern_predicates, capture_names })
+    }
+
+    /// Lint one file's text. `path` is used for file-name heuristics and is not read.
+    pub fn lint(&self, source: &str, path: &Path, settings: &RuleSettings) -> FileReport {
+        if Suppressions::ignores_whole_file(source) {
+            return FileReport::default();
+        }
+        let active: Vec<bool> = RULES
+            .iter()
+            .zip(&settings.enabled)
+            .map(|(rule, &enabled)| enabled && rule.could_match(source))
+            .collect();
+        if !active.contains(&true) {
+            return FileReport::default();
+        }
+        let Some(tree) = parse(source) else { return FileReport::default() };
+        let root = tree.root_node();
+        let syntax_errors = syntax::errors(root, source);
+        let facts = Facts::new(source, root, path);
+        let mut diagnostics = Vec::new();
+        let mut reported = HashSet::new();
+        let mut cursor = QueryCursor::new();
+        let mut matches = cursor.matches(&self.query, root, source.as_bytes());
+        while let Some(found) = matches.next() {
+            let rule_index = self.pattern_rule[found.pattern_index];
+            if !active[rule_index] {
+                continue;
+            }
+            let predicates = &self.pattern_predicates[found.pattern_index];
+            let holds = predicates.iter().all(|p| {
+                found.nodes_for_capture_index(p.capture()).all(|node| p.holds(node, source))
+            });
+            if !holds {
+                continue;
+            }
+            let captured = Match {
+                names: &self.capture_names,
+                captures: found.captures().iter().map(|c| (c.index, c.node)).collect(),
+            };
+            let rule = RULES[rule_index];
+            let mut checker = Checker { facts: &facts, rule, diagnostics: &mut diagnostics, reported: &mut reported };
+            (rule.check)(&mut checker, &captured);
+        }
+        diagnostics.sort_by_key(|d| (d.range.start, d.code, d.range.end));
+        diagnostics.dedup_by(|a, b| a.code == b.code && a.range == b.range);
+        for diagnostic in &mut diagnostics {
+            if let Some(&severity) = settings.severity.get(diagnostic.code) {
+                diagnostic.severity = severity;
+            }
+        }
+        let suppressions = Suppressions::parse(source, root);
+        diagnostics.retain(|d| !suppressions.suppresses(d));
+        FileReport { diagnostics, syntax_errors }
+    }
+}

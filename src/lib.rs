@@ -1,0 +1,12 @@
+//! oomlint: finds the patterns in PyTorch training scripts that waste GPU memory or end
+//! in `torch.OutOfMemoryError`.
+
+pub mod cli;
+pub mod config;
+pub mod diagnostic;
+pub mod discover;
+pub mod engine;
+pub mod render;
+pub mod rules;
+pub mod source;
+pub mod suppress;

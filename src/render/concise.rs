@@ -1,0 +1,23 @@
+//! `path:row:column: severity[CODE] message`, one line per finding.
+
+use super::{LintedFile, Style};
+use std::io::{self, Write};
+
+pub fn render(files: &[LintedFile], color: bool, out: &mut dyn Write) -> io::Result<()> {
+    let style = Style { color };
+    for file in files {
+        for (diagnostic, start, _) in file.located() {
+            let label = format!("{}[{}]", diagnostic.severity, diagnostic.code);
+            writeln!(
+                out,
+                "{}:{}:{}: {} {}",
+                style.bold(&file.path),
+                start.row,
+                start.column,
+                style.severity(diagnostic.severity, &label),
+                diagnostic.message
+            )?;
+        }
+    }
+    Ok(())
+}

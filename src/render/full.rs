@@ -1,0 +1,42 @@
+//! Each finding with a code frame: the line before for context, the flagged line with
+//! the range underlined, and the help text.
+
+use super::{LintedFile, Style};
+use crate::source::LineIndex;
+use std::io::{self, Write};
+
+pub fn render(files: &[LintedFile], color: bool, out: &mut dyn Write) -> io::Result<()> {
+    let style = Style { color };
+    for file in files {
+        let index = LineIndex::new(&file.source);
+        for (diagnostic, start, end) in file.located() {
+            let label = format!("{}[{}]", diagnostic.severity, diagnostic.code);
+            writeln!(out, "{}: {}", style.severity(diagnostic.severity, &label), style.bold(&diagnostic.message))?;
+            let line = start.row - 1;
+            let gutter = (line + 1).to_string().len();
+            let pad = " ".repeat(gutter);
+            writeln!(out, "{pad}{} {}:{}:{}", style.dim("-->"), file.path, start.row, start.column)?;
+            writeln!(out, "{pad} {}", style.dim("|"))?;
+            if line > 0 {
+                let before = index.line_text(&file.source, line - 1);
+                if !before.trim().is_empty() {
+                    writeln!(out, "{} {} {}", style.dim(&format!("{:>gutter$}", line)), style.dim("|"), before)?;
+                }
+            }
+            let text = index.line_text(&file.source, line);
+            writeln!(out, "{} {} {}", style.dim(&format!("{:>gutter$}", line + 1)), style.dim("|"), text)?;
+            // Underline to the range's end, or to the end of the line for multi-line ranges.
+            let line_chars = text.chars().count();
+            let last = if end.row == start.row { end.column } else { line_chars + 1 };
+            let width = last.saturating_sub(start.column).max(1);
+            // Tabs before the range keep their width so the carets line up.
+            let lead: String = text.chars().take(start.column - 1).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+            let carets = style.severity(diagnostic.severity, &"^".repeat(width));
+            writeln!(out, "{pad} {} {lead}{carets}", style.dim("|"))?;
+            writeln!(out, "{pad} {}", style.dim("|"))?;
+            writeln!(out, "{pad} {} {}", style.dim("="), format_args!("help: {}", diagnostic.help))?;
+            writeln!(out)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,52 @@
+//! A JSON array of findings, in file then position order. The schema is documented in
+//! docs/json-output.md and is part of the public interface: add fields, never rename.
+
+use super::LintedFile;
+use crate::rules;
+use crate::source::Location;
+use serde::Serialize;
+use std::io::{self, Write};
+
+#[derive(Serialize)]
+struct JsonLocation {
+    row: usize,
+    column: usize,
+}
+
+impl From<Location> for JsonLocation {
+    fn from(location: Location) -> Self {
+        JsonLocation { row: location.row, column: location.column }
+    }
+}
+
+#[derive(Serialize)]
+struct JsonDiagnostic<'a> {
+    code: &'a str,
+    name: &'a str,
+    severity: &'a str,
+    message: &'a str,
+    help: &'a str,
+    filename: &'a str,
+    location: JsonLocation,
+    end_location: JsonLocation,
+}
+
+pub fn render(files: &[LintedFile], out: &mut dyn Write) -> io::Result<()> {
+    let mut all = Vec::new();
+    for file in files {
+        for (diagnostic, start, end) in file.located() {
+            all.push(JsonDiagnostic {
+                code: diagnostic.code,
+                name: rules::find(diagnostic.code).map_or("", |r| r.slug),
+                severity: diagnostic.severity.as_str(),
+                message: &diagnostic.message,
+                help: &diagnostic.help,
+                filename: &file.path,
+                location: start.into(),
+                end_location: end.into(),
+            });
+        }
+    }
+    serde_json::to_writer_pretty(&mut *out, &all)?;
+    writeln!(out)
+}

@@ -1,0 +1,62 @@
+//! The rule registry. A rule is its query (`queries/<code>-<slug>.scm`), its metadata
+//! and docs (`docs/rules/<code>-<slug>.md`), and a `check` function holding only what the
+//! query cannot say.
+
+mod oom001_loss_tensor_kept;
+mod oom002_eval_without_no_grad;
+mod oom003_deprecated_cuda_amp;
+mod oom004_checkpoint_late_binding;
+
+use crate::diagnostic::Severity;
+use crate::engine::checker::{Checker, Match};
+
+pub struct Rule {
+    /// Public, stable identifier (`OOM001`).
+    pub code: &'static str,
+    /// Human name (`loss-tensor-kept`).
+    pub slug: &'static str,
+    pub default_severity: Severity,
+    /// One line: what it finds.
+    pub summary: &'static str,
+    /// The cost, as measured, quoted in messages' docs and hovers.
+    pub cost: &'static str,
+    /// One line: how to fix a finding.
+    pub fix_title: &'static str,
+    /// Full docs in markdown, with the fixed sections What it does / Why is this bad? /
+    /// Example / How to fix.
+    pub docs: &'static str,
+    pub query: &'static str,
+    /// The rule cannot match a file that contains none of these substrings (empty:
+    /// no shortcut). Lets files that cannot match skip the parse.
+    pub required_tokens: &'static [&'static str],
+    pub check: for<'t> fn(&mut Checker<'_, 't>, &Match<'_, 't>),
+}
+
+impl Rule {
+    pub fn could_match(&self, source: &str) -> bool {
+        self.required_tokens.is_empty() || self.required_tokens.iter().any(|t| source.contains(t))
+    }
+}
+
+pub static RULES: &[&Rule] = &[
+    &oom001_loss_tensor_kept::RULE,
+    &oom002_eval_without_no_grad::RULE,
+    &oom003_deprecated_cuda_amp::RULE,
+    &oom004_checkpoint_late_binding::RULE,
+];
+
+/// A rule by code (`OOM001`, any case) or slug (`loss-tensor-kept`).
+pub fn find(name: &str) -> Option<&'static Rule> {
+    RULES.iter().copied().find(|r| r.code.eq_ignore_ascii_case(name) || r.slug == name)
+}
+
+/// Include a rule's query and docs by its file stem, so each lives under one name.
+macro_rules! rule_files {
+    ($stem:literal) => {
+        (
+            include_str!(concat!("../../queries/", $stem, ".scm")),
+            include_str!(concat!("../../docs/rules/", $stem, ".md")),
+        )
+    };
+}
+pub(crate) use rule_files;

@@ -1,0 +1,213 @@
+//! OOM001 loss-tensor-kept: a graph-attached tensor stored beyond its step.
+
+use super::{Rule, rule_files};
+use crate::diagnostic::Severity;
+use crate::engine::checker::{Checker, Match};
+use crate::engine::facts::index::BindingKind;
+use crate::engine::facts::tensors::TensorValue;
+use crate::engine::tree;
+use tree_sitter::Node;
+
+const FILES: (&str, &str) = rule_files!("OOM001-loss-tensor-kept");
+
+pub static RULE: Rule = Rule {
+    code: "OOM001",
+    slug: "loss-tensor-kept",
+    default_severity: Severity::Error,
+    summary: "A graph-attached tensor (a loss, a model output) is stored beyond its step",
+    cost: "validation loop appending the loss tensor instead of `.item()`, 4 batches of 8, no \
+           `no_grad`: 2,184 MiB instead of 8 MiB peak; training loop with `backward()`, 20 steps: \
+           +20.5 MiB instead of +20.4 MiB (reference figures, GTX 1070, PyTorch 2.4.1)",
+    fix_title: "Store `loss.item()` (a Python number) or `tensor.detach()`",
+    docs: FILES.1,
+    query: FILES.0,
+    required_tokens: &[],
+    check,
+};
+
+fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
+    let (Some(store), Some(container), Some(value)) = (found.get("store"), found.get("container"), found.get("value"))
+    else {
+        return;
+    };
+    let facts = checker.facts;
+    if facts.tensor_value(value) != TensorValue::Attached || facts.grad_disabled(store) {
+        return;
+    }
+    if overwrites_one_slot(store) {
+        return;
+    }
+    let step = tree::enclosing_loop(store);
+    if !outlives_step(checker, container, step) || accumulated_for_backward(checker, container, store) {
+        return;
+    }
+    let region = step.unwrap_or_else(|| tree::enclosing_body(store));
+    let (severity, why) = match graph_release(checker, region, value) {
+        GraphRelease::Freed => (
+            Severity::Warning,
+            "`backward()` frees the graph's buffers, but each step still keeps a tensor and its autograd nodes alive",
+        ),
+        GraphRelease::Retained => (
+            Severity::Error,
+            "`backward(retain_graph=True)` keeps the graph, so every step's activations stay alive",
+        ),
+        GraphRelease::Never => (
+            Severity::Error,
+            "no `backward()` here frees the graph, so every step's activations stay alive",
+        ),
+    };
+    let value_text = checker.text(value);
+    let container_text = checker.text(container);
+    let message = format!("`{value_text}` is kept in `{container_text}` with its autograd graph: {why}");
+    let help = if looks_scalar(value_text) {
+        format!("store `{value_text}.item()` (a Python number), or `{value_text}.detach()`")
+    } else {
+        format!("store `{value_text}.detach()` (or move it off the GPU with `.detach().cpu()`)")
+    };
+    checker.report(store, severity, message, help);
+}
+
+/// The container survives the step: made before the loop (or an attribute of `self`),
+/// not a fresh one per iteration.
+fn outlives_step(checker: &Checker, container: Node, step: Option<Node>) -> bool {
+    let root = container_root(container);
+    if root.kind() != "identifier" {
+        return false;
+    }
+    let name = checker.text(root);
+    if name == "self" {
+        return true;
+    }
+    let Some(step) = step else {
+        // Outside a loop only a name shared across calls (a global) outlives the call.
+        return tree::enclosing_function(container).is_some()
+            && checker.facts.index().lookup(name, root).is_some_and(|b| {
+                tree::enclosing_function(b.statement).is_none() && b.statement.kind() != "import_statement"
+            });
+    };
+    let index = checker.facts.index();
+    let Some(scope) = index.scope_chain(root).into_iter().find(|&s| !index.bindings_in(s, name).is_empty()) else {
+        return false; // never bound here: cannot tell
+    };
+    // Re-created inside the loop (`batch_losses = []`, `total = 0`): lives one step.
+    let fresh_each_step = index.bindings_in(scope, name).iter().any(|binding| {
+        tree::contains(step, binding.statement)
+            && match binding.kind {
+                BindingKind::Value(value) => !tree::mentions(value, name, checker.source()),
+                BindingKind::LoopTarget(_) | BindingKind::Unpacked(_) => true,
+                _ => false,
+            }
+    });
+    !fresh_each_step
+}
+
+/// `self.history` for `self.history[k]`, `losses` for `losses`.
+fn container_root(mut node: Node) -> Node {
+    loop {
+        let next = match node.kind() {
+            "attribute" => node.child_by_field_name("object"),
+            "subscript" => node.child_by_field_name("value"),
+            _ => None,
+        };
+        match next {
+            Some(inner) => node = inner,
+            None => return node,
+        }
+    }
+}
+
+/// `total += loss` ... `total.backward()`, `torch.stack(losses).mean().backward()`,
+/// or a function that returns the accumulated value to a caller that backpropagates.
+fn accumulated_for_backward(checker: &Checker, container: Node, store: Node) -> bool {
+    let body = tree::enclosing_body(store);
+    let name = checker.text(container);
+    let source = checker.source();
+    let index = checker.facts.index();
+    let backward_mentions = BACKWARD_NAMES
+        .iter()
+        .filter_map(|n| index.calls_by_name.get(n))
+        .flatten()
+        .any(|&call| tree::enclosing_body(call).id() == body.id() && mentions_text(call, name, source));
+    backward_mentions || returns(body, name, source)
+}
+
+/// Whether `function` returns `name` as a tensor, as itself or reduced (`return total`,
+/// `return total / n`, `return torch.stack(losses).mean()`), not as a number computed
+/// from it (`return sum(l.item() for l in losses)`).
+fn returns(function: Node, name: &str, source: &str) -> bool {
+    tree::descendants(function)
+        .filter(|n| n.kind() == "return_statement" && tree::enclosing_body(*n).id() == function.id())
+        .filter_map(|r| r.named_child(0))
+        .flat_map(|value| match value.kind() {
+            "expression_list" => value.named_children(&mut value.walk()).collect(),
+            _ => vec![value],
+        })
+        .any(|value| carries(value, name, source))
+}
+
+fn carries(expr: Node, name: &str, source: &str) -> bool {
+    let expr = tree::unparenthesize(expr);
+    match expr.kind() {
+        "identifier" | "attribute" => tree::text(expr, source) == name,
+        "binary_operator" => [expr.child_by_field_name("left"), expr.child_by_field_name("right")]
+            .into_iter()
+            .flatten()
+            .any(|operand| carries(operand, name, source)),
+        "call" => {
+            let reduces = matches!(tree::callee_name(expr, source), Some("stack" | "cat" | "sum" | "mean"));
+            let receiver = tree::method_receiver(expr).is_some_and(|r| carries(r, name, source));
+            receiver || reduces && tree::positional_args(expr).iter().any(|a| carries(*a, name, source))
+        }
+        _ => false,
+    }
+}
+
+const BACKWARD_NAMES: [&str; 2] = ["backward", "manual_backward"];
+
+fn mentions_text(node: Node, name: &str, source: &str) -> bool {
+    tree::descendants(node).any(|n| matches!(n.kind(), "identifier" | "attribute") && tree::text(n, source) == name)
+}
+
+enum GraphRelease {
+    Freed,
+    Retained,
+    Never,
+}
+
+/// `d["loss"] = loss` keeps only the latest step's value: not a leak.
+fn overwrites_one_slot(store: Node) -> bool {
+    let Some(subscript) = store.child_by_field_name("left").filter(|l| l.kind() == "subscript") else {
+        return false;
+    };
+    let Some(key) = subscript.child_by_field_name("subscript") else { return false };
+    matches!(key.kind(), "string" | "integer" | "concatenated_string")
+}
+
+/// Whether something frees the graph of what is stored in `region` each step: a
+/// `backward()` there, a Lightning `training_step` (the trainer calls backward), or a
+/// `return` that hands the value to a caller.
+fn graph_release(checker: &Checker, region: Node, value: Node) -> GraphRelease {
+    let index = checker.facts.index();
+    let source = checker.source();
+    let function = tree::enclosing_function(region);
+    let function_name = function.and_then(|f| f.child_by_field_name("name")).map(|n| tree::text(n, source));
+    let returned = function.is_some_and(|f| returns(f, tree::text(value, source), source));
+    let calls: Vec<Node> = BACKWARD_NAMES
+        .iter()
+        .filter_map(|n| index.calls_by_name.get(n))
+        .flatten()
+        .copied()
+        .filter(|&call| tree::contains(region, call))
+        .collect();
+    if calls.is_empty() {
+        if function_name == Some("training_step") || returned { GraphRelease::Freed } else { GraphRelease::Never }
+    } else if calls.iter().any(|&c| tree::keyword_arg(c, "retain_graph", source).is_some_and(|v| tree::text(v, source) == "True")) {
+        GraphRelease::Retained
+    } else {
+        GraphRelease::Freed
+    }
+}
+
+fn looks_scalar(value: &str) -> bool {
+    value.to_ascii_lowercase().contains("loss")
+}

@@ -1,0 +1,117 @@
+//! OOM002 eval-without-no-grad: a forward pass in evaluation code with autograd on.
+
+use super::{Rule, rule_files};
+use crate::diagnostic::Severity;
+use crate::engine::checker::{Checker, Match};
+use crate::engine::facts::heuristics;
+use crate::engine::tree;
+use tree_sitter::Node;
+
+const FILES: (&str, &str) = rule_files!("OOM002-eval-without-no-grad");
+
+pub static RULE: Rule = Rule {
+    code: "OOM002",
+    slug: "eval-without-no-grad",
+    default_severity: Severity::Warning,
+    summary: "A forward pass in evaluation code runs without `torch.no_grad()`",
+    cost: "evaluation forward pass, batch 64: 4,621 MiB peak without `torch.no_grad()`, 781 MiB \
+           with it (reference figures, GTX 1070, PyTorch 2.4.1)",
+    fix_title: "Run the evaluation under `with torch.no_grad():` or `@torch.no_grad()`",
+    docs: FILES.1,
+    query: FILES.0,
+    required_tokens: &[],
+    check,
+};
+
+/// Calls that mark code as training, not evaluation.
+const TRAINING_CALLS: &[&str] = &["backward", "manual_backward", "step", "zero_grad"];
+
+fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
+    let Some(call) = found.get("forward") else { return };
+    let facts = checker.facts;
+    if !facts.is_forward_call(call) {
+        return;
+    }
+    let Some(reason) = evaluation_reason(checker, call) else { return };
+    // The region one `no_grad` would cover: the loop around the call, else the function.
+    let region = tree::enclosing_loop(call).unwrap_or_else(|| tree::enclosing_body(call));
+    if trains(checker, region) || tree::enclosing_function(call).is_some_and(|f| trains(checker, f) && region.id() == f.id()) {
+        return;
+    }
+    if facts.grad_disabled(call) {
+        return;
+    }
+    let callee = call.child_by_field_name("function").map(|f| checker.text(f)).unwrap_or("model");
+    let message = format!(
+        "`{callee}(...)` runs {reason} with autograd on: every activation is kept for a backward pass that never comes"
+    );
+    let help = match tree::enclosing_function(call).and_then(|f| f.child_by_field_name("name")) {
+        Some(name) if tree::enclosing_loop(call).is_none() => {
+            format!("decorate `{}` with `@torch.no_grad()`; `.eval()` alone does not disable autograd", checker.text(name))
+        }
+        _ => "wrap the evaluation loop in `with torch.no_grad():`; `.eval()` alone does not disable autograd".to_string(),
+    };
+    checker.report_once(region.id(), call, Severity::Warning, message, help);
+}
+
+/// Why this call is evaluation code, in words for the message; `None` when it is not.
+fn evaluation_reason<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<String> {
+    let source = checker.source();
+    let function = tree::enclosing_function(call).filter(|f| f.kind() == "function_definition");
+    if let Some(name) = function.and_then(|f| f.child_by_field_name("name")).map(|n| checker.text(n)) {
+        if heuristics::is_framework_no_grad_hook(name) || name == "training_step" {
+            return None;
+        }
+        if heuristics::is_eval_function_name(name, heuristics::is_pytest_file(checker.facts.path)) {
+            return Some(format!("in evaluation function `{name}`"));
+        }
+    }
+    for ancestor in tree::ancestors_in_function(call) {
+        if ancestor.kind() != "for_statement" {
+            continue;
+        }
+        let Some(iterable) = ancestor.child_by_field_name("right") else { continue };
+        let data = tree::descendants(iterable)
+            .filter(|n| n.kind() == "identifier")
+            .map(|n| tree::text(n, source))
+            .find(|n| heuristics::is_eval_data_name(n));
+        if let Some(data) = data {
+            return Some(format!("in a loop over `{data}`"));
+        }
+    }
+    after_eval_call(checker, call).map(|receiver| format!("after `{receiver}.eval()`"))
+}
+
+/// The receiver of the last `x.eval()` (or `x.train(False)`) before `call` in the same
+/// body, unless a `.train()` came after it.
+fn after_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t str> {
+    let index = checker.facts.index();
+    let body = tree::enclosing_body(call);
+    let source = checker.source();
+    let mode_calls = ["eval", "train"].into_iter().filter_map(|n| index.calls_by_name.get(n)).flatten();
+    let mut last: Option<(usize, Option<&str>)> = None;
+    for &mode_call in mode_calls {
+        if mode_call.start_byte() >= call.start_byte() || tree::enclosing_body(mode_call).id() != body.id() {
+            continue;
+        }
+        let Some(receiver) = tree::method_receiver(mode_call) else { continue };
+        let args = tree::positional_args(mode_call);
+        let evaluating = match tree::callee_name(mode_call, source) {
+            Some("eval") => args.is_empty(),
+            _ => args.first().is_some_and(|a| tree::text(*a, source) == "False"),
+        };
+        if last.is_none_or(|(at, _)| at < mode_call.start_byte()) {
+            last = Some((mode_call.start_byte(), evaluating.then(|| tree::text(receiver, source))));
+        }
+    }
+    last.and_then(|(_, receiver)| receiver)
+}
+
+fn trains(checker: &Checker, region: Node) -> bool {
+    let index = checker.facts.index();
+    TRAINING_CALLS
+        .iter()
+        .filter_map(|n| index.calls_by_name.get(n))
+        .flatten()
+        .any(|&c| tree::contains(region, c) && tree::method_receiver(c).is_some())
+}
