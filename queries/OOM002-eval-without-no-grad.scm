@@ -1,7 +1,9 @@
 ; OOM002 eval-without-no-grad: a forward pass in evaluation code with autograd on.
-; The host decides whether the callee is a network, whether the code is evaluation
-; (after `.eval()`, in an evaluation function, in a loop over an evaluation loader),
-; and whether gradients are disabled by any route.
+; The query keeps calls whose callee ends like a network (`model(x)`, `self.net(x)`,
+; `encoder.forward(x)`); the host decides whether it really is one, whether the code is
+; evaluation (after `.eval()`, in an evaluation function, in a loop over an evaluation
+; loader), and whether gradients are disabled by any route.
 (call
   function: [(identifier) (attribute)] @callee
+  (#match? @callee "(?i)(model|net|network|classifier|encoder|decoder|backbone|generator|discriminator|critic|actor|policy|teacher|student|unet|vae|transformer|resnet|detector|segmenter|forward)$")
   (#not-has-ancestor? @callee "decorator")) @forward

@@ -159,7 +159,7 @@ fn lint_bytes(shown: String, path: &Path, bytes: Vec<u8>, settings: &RuleSetting
         .iter()
         .map(|e| {
             let at = index.location(&source, e.offset);
-            format!("{shown}:{}:{}: syntax error: {} (the rest of the file is still linted)", at.row, at.column, e.message)
+            format!("{shown}:{}:{}: cannot parse: {} (linting continues past it)", at.row, at.column, e.message)
         })
         .collect();
     Outcome::Linted(LintedFile::new(shown, source, diagnostics), notes)

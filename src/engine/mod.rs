@@ -106,7 +106,7 @@ impl Engine {
         let active: Vec<bool> = RULES
             .iter()
             .zip(&settings.enabled)
-            .map(|(rule, &enabled)| enabled && rule.could_match(source))
+            .map(|(rule, &enabled)| enabled && (rule.could_match)(source))
             .collect();
         if !active.contains(&true) {
             return FileReport::default();

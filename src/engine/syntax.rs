@@ -1,4 +1,4 @@
-//! Syntax errors as tree-sitter recovers from them: reported, never fatal. What still
+//! Parse errors as tree-sitter recovers from them: reported, never fatal. What still
 //! parses is linted.
 
 use crate::engine::tree;

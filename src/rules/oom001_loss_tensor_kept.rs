@@ -3,6 +3,7 @@
 use super::{Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
+use crate::engine::facts::heuristics;
 use crate::engine::facts::index::BindingKind;
 use crate::engine::facts::tensors::TensorValue;
 use crate::engine::tree;
@@ -21,7 +22,7 @@ pub static RULE: Rule = Rule {
     fix_title: "Store `loss.item()` (a Python number) or `tensor.detach()`",
     docs: FILES.1,
     query: FILES.0,
-    required_tokens: &[],
+    could_match: heuristics::mentions_graph_source,
     check,
 };
 
@@ -69,28 +70,34 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
 
 /// The container survives the step: made before the loop (or an attribute of `self`),
 /// not a fresh one per iteration.
-fn outlives_step(checker: &Checker, container: Node, step: Option<Node>) -> bool {
+fn outlives_step<'t>(checker: &Checker<'_, 't>, container: Node<'t>, step: Option<Node<'t>>) -> bool {
     let root = container_root(container);
     if root.kind() != "identifier" {
         return false;
     }
     let name = checker.text(root);
-    if name == "self" {
-        return true;
-    }
     let Some(step) = step else {
+        // Outside a loop, `self.outputs.append(x)` outlives the step in per-step methods
+        // (`training_step`, `forward`); elsewhere it is one-off bookkeeping.
+        if name == "self" {
+            let method = tree::enclosing_function(container).and_then(|f| f.child_by_field_name("name"));
+            return method.map(|m| checker.text(m)).is_some_and(|m| m == "forward" || m.ends_with("_step"));
+        }
         // Outside a loop only a name shared across calls (a global) outlives the call.
         return tree::enclosing_function(container).is_some()
             && checker.facts.index().lookup(name, root).is_some_and(|b| {
                 tree::enclosing_function(b.statement).is_none() && b.statement.kind() != "import_statement"
             });
     };
+    if name == "self" {
+        return true;
+    }
     let index = checker.facts.index();
     let Some(scope) = index.scope_chain(root).into_iter().find(|&s| !index.bindings_in(s, name).is_empty()) else {
         return false; // never bound here: cannot tell
     };
     // Re-created inside the loop (`batch_losses = []`, `total = 0`): lives one step.
-    let fresh_each_step = index.bindings_in(scope, name).iter().any(|binding| {
+    let fresh_each_step = index.bindings_in(scope, name).into_iter().any(|binding| {
         tree::contains(step, binding.statement)
             && match binding.kind {
                 BindingKind::Value(value) => !tree::mentions(value, name, checker.source()),
@@ -122,21 +129,28 @@ fn accumulated_for_backward(checker: &Checker, container: Node, store: Node) -> 
     let body = tree::enclosing_body(store);
     let name = checker.text(container);
     let source = checker.source();
-    let index = checker.facts.index();
-    let backward_mentions = BACKWARD_NAMES
-        .iter()
-        .filter_map(|n| index.calls_by_name.get(n))
-        .flatten()
-        .any(|&call| tree::enclosing_body(call).id() == body.id() && mentions_text(call, name, source));
-    backward_mentions || returns(body, name, source)
+    let backward_mentions = checker
+        .facts
+        .calls_named(&BACKWARD_NAMES)
+        .into_iter()
+        .any(|call| tree::enclosing_body(call).id() == body.id() && mentions_text(call, name, source));
+    backward_mentions || returns(checker, body, name)
 }
 
 /// Whether `function` returns `name` as a tensor, as itself or reduced (`return total`,
 /// `return total / n`, `return torch.stack(losses).mean()`), not as a number computed
 /// from it (`return sum(l.item() for l in losses)`).
-fn returns(function: Node, name: &str, source: &str) -> bool {
-    tree::descendants(function)
-        .filter(|n| n.kind() == "return_statement" && tree::enclosing_body(*n).id() == function.id())
+fn returns(checker: &Checker, function: Node, name: &str) -> bool {
+    let source = checker.source();
+    let last = name.rsplit('.').next().unwrap_or(name);
+    checker
+        .facts
+        .index()
+        .occurrences(last)
+        .iter()
+        .filter(|n| tree::contains(function, **n))
+        .filter_map(|n| tree::ancestors_in_function(*n).find(|a| a.kind() == "return_statement"))
+        .filter(|r| tree::enclosing_body(*r).id() == function.id())
         .filter_map(|r| r.named_child(0))
         .flat_map(|value| match value.kind() {
             "expression_list" => value.named_children(&mut value.walk()).collect(),
@@ -187,18 +201,12 @@ fn overwrites_one_slot(store: Node) -> bool {
 /// `backward()` there, a Lightning `training_step` (the trainer calls backward), or a
 /// `return` that hands the value to a caller.
 fn graph_release(checker: &Checker, region: Node, value: Node) -> GraphRelease {
-    let index = checker.facts.index();
     let source = checker.source();
     let function = tree::enclosing_function(region);
     let function_name = function.and_then(|f| f.child_by_field_name("name")).map(|n| tree::text(n, source));
-    let returned = function.is_some_and(|f| returns(f, tree::text(value, source), source));
-    let calls: Vec<Node> = BACKWARD_NAMES
-        .iter()
-        .filter_map(|n| index.calls_by_name.get(n))
-        .flatten()
-        .copied()
-        .filter(|&call| tree::contains(region, call))
-        .collect();
+    let returned = function.is_some_and(|f| returns(checker, f, tree::text(value, source)));
+    let calls: Vec<Node> =
+        checker.facts.calls_named(&BACKWARD_NAMES).into_iter().filter(|&call| tree::contains(region, call)).collect();
     if calls.is_empty() {
         if function_name == Some("training_step") || returned { GraphRelease::Freed } else { GraphRelease::Never }
     } else if calls.iter().any(|&c| tree::keyword_arg(c, "retain_graph", source).is_some_and(|v| tree::text(v, source) == "True")) {

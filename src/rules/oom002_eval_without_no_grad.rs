@@ -19,7 +19,7 @@ pub static RULE: Rule = Rule {
     fix_title: "Run the evaluation under `with torch.no_grad():` or `@torch.no_grad()`",
     docs: FILES.1,
     query: FILES.0,
-    required_tokens: &[],
+    could_match: |source| heuristics::mentions_forward_call(source) && heuristics::mentions_evaluation(source),
     check,
 };
 
@@ -85,12 +85,10 @@ fn evaluation_reason<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<St
 /// The receiver of the last `x.eval()` (or `x.train(False)`) before `call` in the same
 /// body, unless a `.train()` came after it.
 fn after_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t str> {
-    let index = checker.facts.index();
     let body = tree::enclosing_body(call);
     let source = checker.source();
-    let mode_calls = ["eval", "train"].into_iter().filter_map(|n| index.calls_by_name.get(n)).flatten();
     let mut last: Option<(usize, Option<&str>)> = None;
-    for &mode_call in mode_calls {
+    for mode_call in checker.facts.calls_named(&["eval", "train"]) {
         if mode_call.start_byte() >= call.start_byte() || tree::enclosing_body(mode_call).id() != body.id() {
             continue;
         }
@@ -108,10 +106,9 @@ fn after_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t 
 }
 
 fn trains(checker: &Checker, region: Node) -> bool {
-    let index = checker.facts.index();
-    TRAINING_CALLS
-        .iter()
-        .filter_map(|n| index.calls_by_name.get(n))
-        .flatten()
-        .any(|&c| tree::contains(region, c) && tree::method_receiver(c).is_some())
+    checker
+        .facts
+        .calls_named(TRAINING_CALLS)
+        .into_iter()
+        .any(|c| tree::contains(region, c) && tree::method_receiver(c).is_some())
 }

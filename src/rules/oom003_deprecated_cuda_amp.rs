@@ -17,7 +17,7 @@ pub static RULE: Rule = Rule {
     docs: FILES.1,
     query: FILES.0,
     // Every spelling of these modules writes `amp.` or `amp import`.
-    required_tokens: &["amp.", "amp import"],
+    could_match: |source| source.contains("amp.") || source.contains("amp import"),
     check,
 };
 

@@ -20,7 +20,7 @@ pub static RULE: Rule = Rule {
     fix_title: "Bind the loop variable as a default argument (`lambda x, layer=layer: ...`)",
     docs: FILES.1,
     query: FILES.0,
-    required_tokens: &["checkpoint"],
+    could_match: |source| source.contains("checkpoint"),
     check,
 };
 
@@ -145,10 +145,9 @@ fn is_load(node: Node) -> bool {
 }
 
 fn backward_later_in(checker: &Checker, step: Node, call: Node) -> bool {
-    let index = checker.facts.index();
-    ["backward", "manual_backward"]
-        .iter()
-        .filter_map(|n| index.calls_by_name.get(n))
-        .flatten()
-        .any(|&c| tree::contains(step, c) && c.start_byte() > call.start_byte())
+    checker
+        .facts
+        .calls_named(&["backward", "manual_backward"])
+        .into_iter()
+        .any(|c| tree::contains(step, c) && c.start_byte() > call.start_byte())
 }

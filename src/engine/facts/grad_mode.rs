@@ -109,9 +109,8 @@ impl<'t> Facts<'t> {
     /// disabled. A name passed around as a value, or never called here, proves nothing.
     fn all_call_sites_grad_disabled(&self, name: &str, definition: Node<'t>, is_method: bool) -> bool {
         let index = self.index();
-        let Some(uses) = index.identifiers.get(name) else { return false };
         let mut call_sites = 0;
-        for &identifier in uses {
+        for &identifier in index.occurrences(name).iter() {
             if identifier.id() == definition.id() {
                 continue;
             }
@@ -143,10 +142,8 @@ impl<'t> Facts<'t> {
 
     /// A `torch.set_grad_enabled(False)` statement earlier in the same body, not undone.
     fn disabled_by_statement(&self, node: Node<'t>, body: Node<'t>) -> bool {
-        let index = self.index();
-        let Some(calls) = index.calls_by_name.get("set_grad_enabled") else { return false };
         let mut state = None;
-        for &call in calls {
+        for call in self.calls_named(&["set_grad_enabled"]) {
             if call.start_byte() >= node.start_byte() || tree::enclosing_body(call).id() != tree::enclosing_body(node).id() {
                 continue;
             }

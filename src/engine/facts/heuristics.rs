@@ -2,6 +2,9 @@
 //! which functions and loaders belong to evaluation. Kept in one place so that every
 //! rule agrees on them.
 
+use regex::Regex;
+use std::sync::OnceLock;
+
 /// Split `valLoader`, `val_loader`, `ValLoader2` into lowercase words.
 pub fn words(name: &str) -> Vec<String> {
     let mut words = Vec::new();
@@ -41,6 +44,41 @@ pub fn is_model_name(name: &str) -> bool {
         || words.last().is_some_and(|w| MODEL_NAMES.contains(&w.as_str()))
 }
 
+fn model_names_alternation() -> String {
+    MODEL_NAMES.join("|")
+}
+
+/// Whether the text calls anything `is_model_name` accepts (`model(`, `self.net (`,
+/// `ResNet(`): a file without one has no forward pass.
+pub fn mentions_forward_call(source: &str) -> bool {
+    static PATTERN: OnceLock<Regex> = OnceLock::new();
+    PATTERN
+        .get_or_init(|| Regex::new(&format!(r"(?i)(?:{}|forward)\s*\(", model_names_alternation())).expect("valid regex"))
+        .is_match(source)
+}
+
+/// Whether the text has anything that can hold a graph: a forward pass, a loss call
+/// (`criterion(`, `loss_fn(`, `F.cross_entropy(`, `nn.MSELoss()`), or a model output's
+/// `.loss` / `.logits`.
+pub fn mentions_graph_source(source: &str) -> bool {
+    static PATTERN: OnceLock<Regex> = OnceLock::new();
+    PATTERN
+        .get_or_init(|| {
+            Regex::new(r"(?i)(?:loss|criterion|criteria)\w*\s*\(|(?:cross_entropy|kl_div)\s*\(|\.(?:loss|logits)\b")
+                .expect("valid regex")
+        })
+        .is_match(source)
+        || mentions_forward_call(source)
+}
+
+/// Whether any word of the text could mark evaluation code (see `EVAL_WORDS`).
+pub fn mentions_evaluation(source: &str) -> bool {
+    static PATTERN: OnceLock<Regex> = OnceLock::new();
+    PATTERN
+        .get_or_init(|| Regex::new(&format!("(?i){}", EVAL_WORDS.join("|"))).expect("valid regex"))
+        .is_match(source)
+}
+
 /// `criterion`, `loss_fn`, `compute_loss`, `ce_loss`, `LossFn`: a name that computes a loss.
 pub fn is_loss_function_name(name: &str) -> bool {
     let words = words(name);
@@ -53,6 +91,9 @@ const EVAL_WORDS: &[&str] = &[
     "test", "testing", "predict", "prediction", "predictions", "infer", "inference", "holdout",
 ];
 
+/// What may follow `test_` in the name of an evaluation loop (`test_one_epoch`).
+const EVAL_LOOP_WORDS: &[&str] = &["epoch", "loop", "step", "one", "batch", "model", "net", "set", "data", "loader", "fn"];
+
 /// Words that mark a function as training code even when it also validates.
 const TRAIN_WORDS: &[&str] = &["train", "training", "fit", "finetune", "optimize", "backward"];
 
@@ -63,8 +104,14 @@ pub fn is_eval_function_name(name: &str, in_pytest_file: bool) -> bool {
     if words.iter().any(|w| TRAIN_WORDS.contains(&w.as_str())) {
         return false;
     }
-    let pytest_test = in_pytest_file && words.first().is_some_and(|w| w == "test");
-    words.iter().any(|w| EVAL_WORDS.contains(&w.as_str()) && !(pytest_test && w.starts_with("test")))
+    // `test_*` is how pytest and unittest name test cases; only `test_epoch`-like
+    // names are evaluation loops, and none of them in a pytest file.
+    if let [first, rest @ ..] = words.as_slice() {
+        if first == "test" && !rest.is_empty() {
+            return !in_pytest_file && rest.iter().all(|w| EVAL_LOOP_WORDS.contains(&w.as_str()));
+        }
+    }
+    words.iter().any(|w| EVAL_WORDS.contains(&w.as_str()))
 }
 
 /// `val_loader`, `test_dl`, `eval_dataset`: an evaluation data source by its name.
@@ -103,7 +150,8 @@ mod tests {
         assert!(!is_loss_function_name("log_loss_value") && !is_loss_function_name("optimizer"));
         assert!(is_eval_function_name("run_validation", false) && is_eval_function_name("test", false));
         assert!(!is_eval_function_name("train_and_validate", false));
-        assert!(!is_eval_function_name("test_forward", true) && is_eval_function_name("test_forward", false));
+        assert!(is_eval_function_name("test_one_epoch", false) && !is_eval_function_name("test_one_epoch", true));
+        assert!(!is_eval_function_name("test_ddp_inference", false) && is_eval_function_name("test", true));
         assert!(is_eval_data_name("val_loader") && is_eval_data_name("testLoader"));
         assert!(!is_eval_data_name("interval") && !is_eval_data_name("latest"));
     }

@@ -1,10 +1,12 @@
-//! One walk over the tree that records what several facts need: every name binding per
-//! scope (assignments, imports, parameters, loop targets, definitions), every call by
-//! the name it is made through, and every identifier by its spelling.
-//! Built lazily, only for files where some rule's query matched.
+//! Name bindings and call sites, found by name on demand rather than by walking the whole
+//! tree: a query for `loss` looks at the identifiers spelled `loss` (located by a text
+//! search, then mapped to tree nodes) and classifies each as a binding or a use. The cost
+//! is proportional to the names the rules ask about, not to the file's size.
 
 use crate::engine::tree::{self, is_scope};
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use tree_sitter::Node;
 
 /// Identifies a scope: the function, lambda or class node, or the module root.
@@ -18,21 +20,22 @@ pub enum BindingKind<'t> {
     Unpacked(Node<'t>),
     /// `name op= value`.
     Augmented(Node<'t>),
-    /// `import a.b as name`, `from a import b as name`: the dotted path it stands for.
+    /// `import a.b as name`, `from a import b as name`: see `Binding::import_path`.
     Import,
     Parameter,
     /// `def name` / `class name`.
     Definition,
     /// `for name in iterable`.
     LoopTarget(Node<'t>),
-    /// `with ... as name`, `except ... as name` and other bindings we do not model.
+    /// `with ... as name`, `except ... as name` and other bindings not modelled.
     Other,
 }
 
 #[derive(Debug, Clone)]
 pub struct Binding<'t> {
     pub kind: BindingKind<'t>,
-    /// The statement that binds (the assignment, the loop, the import ...).
+    pub scope: ScopeId,
+    /// The statement that binds (the assignment, the loop, the import, the `def` ...).
     pub statement: Node<'t>,
     /// From this byte on the binding is in force.
     pub visible_from: usize,
@@ -40,205 +43,66 @@ pub struct Binding<'t> {
     pub import_path: Option<String>,
 }
 
-#[derive(Default)]
 pub struct FileIndex<'t> {
-    bindings: HashMap<&'t str, HashMap<ScopeId, Vec<Binding<'t>>>>,
-    /// Calls by the last identifier of their callee.
-    pub calls_by_name: HashMap<&'t str, Vec<Node<'t>>>,
-    /// Every identifier (including attribute names) by spelling.
-    pub identifiers: HashMap<&'t str, Vec<Node<'t>>>,
-    pub root_scope: ScopeId,
+    root: Node<'t>,
+    source: &'t str,
+    /// Start offsets of every word in the text (identifiers, and words in strings and
+    /// comments, which are filtered out when mapped to nodes), built on first use.
+    words: std::cell::OnceCell<HashMap<&'t str, Vec<usize>>>,
+    occurrences: RefCell<HashMap<String, Rc<[Node<'t>]>>>,
+    bindings: RefCell<HashMap<String, Rc<[Binding<'t>]>>>,
 }
 
 impl<'t> FileIndex<'t> {
-    pub fn build(root: Node<'t>, source: &'t str) -> FileIndex<'t> {
-        let mut index = FileIndex { root_scope: root.id(), ..FileIndex::default() };
-        // Explicit stack: deep expression nesting must not overflow a rayon thread's stack.
-        let mut stack = vec![(root, root.id())];
-        while let Some((node, scope)) = stack.pop() {
-            let inner_scope = if is_scope(node.kind()) { node.id() } else { scope };
-            index.record(node, scope, inner_scope, source);
-            let mut cursor = node.walk();
-            let children: Vec<Node> = node.children(&mut cursor).collect();
-            for child in children.into_iter().rev() {
-                // A definition's name belongs to the outer scope, everything else inside.
-                let child_scope = if is_scope(node.kind())
-                    && node.child_by_field_name("name").is_some_and(|n| n.id() == child.id())
-                {
-                    scope
-                } else {
-                    inner_scope
-                };
-                stack.push((child, child_scope));
-            }
-        }
-        for list in index.bindings.values_mut().flat_map(|scopes| scopes.values_mut()) {
-            list.sort_by_key(|b| b.visible_from);
-        }
-        index
-    }
-
-    fn record(&mut self, node: Node<'t>, scope: ScopeId, inner: ScopeId, source: &'t str) {
-        match node.kind() {
-            "identifier" => {
-                self.identifiers.entry(tree::text(node, source)).or_default().push(node);
-            }
-            "call" => {
-                if let Some(name) = tree::callee_name(node, source) {
-                    self.calls_by_name.entry(name).or_default().push(node);
-                }
-            }
-            "assignment" => {
-                if let (Some(left), Some(right)) =
-                    (node.child_by_field_name("left"), node.child_by_field_name("right"))
-                {
-                    let statement = node.parent().filter(|p| p.kind() == "expression_statement");
-                    let statement = statement.unwrap_or(node);
-                    let value = innermost_assigned_value(right);
-                    self.bind_targets(left, scope, source, statement, node.end_byte(), value);
-                }
-            }
-            "named_expression" => {
-                if let (Some(name), Some(value)) =
-                    (node.child_by_field_name("name"), node.child_by_field_name("value"))
-                {
-                    self.bind(name, scope, source, BindingKind::Value(value), node, node.end_byte());
-                }
-            }
-            "augmented_assignment" => {
-                if let (Some(left), Some(right)) =
-                    (node.child_by_field_name("left"), node.child_by_field_name("right"))
-                {
-                    if left.kind() == "identifier" {
-                        let kind = BindingKind::Augmented(right);
-                        self.bind(left, scope, source, kind, node, node.end_byte());
-                    }
-                }
-            }
-            "for_statement" => {
-                if let (Some(left), Some(right), Some(body)) = (
-                    node.child_by_field_name("left"),
-                    node.child_by_field_name("right"),
-                    node.child_by_field_name("body"),
-                ) {
-                    for target in target_names(left) {
-                        let kind = BindingKind::LoopTarget(right);
-                        self.bind(target, scope, source, kind, node, body.start_byte());
-                    }
-                }
-            }
-            "as_pattern" => {
-                if let Some(alias) = node.child_by_field_name("alias") {
-                    for target in target_names(alias) {
-                        self.bind(target, scope, source, BindingKind::Other, node, node.end_byte());
-                    }
-                }
-            }
-            "function_definition" | "class_definition" => {
-                if let Some(name) = node.child_by_field_name("name") {
-                    self.bind(name, scope, source, BindingKind::Definition, node, node.start_byte());
-                }
-                if let Some(params) = node.child_by_field_name("parameters") {
-                    self.bind_parameters(params, inner, source, node);
-                }
-            }
-            "lambda" => {
-                if let Some(params) = node.child_by_field_name("parameters") {
-                    self.bind_parameters(params, inner, source, node);
-                }
-            }
-            "import_statement" => self.bind_import(node, scope, source, None),
-            "import_from_statement" => {
-                let module = node.child_by_field_name("module_name").map(|m| tree::text(m, source));
-                self.bind_import(node, scope, source, Some(module.unwrap_or(".")));
-            }
-            _ => {}
+    pub fn new(root: Node<'t>, source: &'t str) -> FileIndex<'t> {
+        FileIndex {
+            root,
+            source,
+            words: std::cell::OnceCell::new(),
+            occurrences: RefCell::default(),
+            bindings: RefCell::default(),
         }
     }
 
-    fn bind_targets(
-        &mut self,
-        left: Node<'t>,
-        scope: ScopeId,
-        source: &'t str,
-        statement: Node<'t>,
-        visible_from: usize,
-        value: Node<'t>,
-    ) {
-        if left.kind() == "identifier" {
-            self.bind(left, scope, source, BindingKind::Value(value), statement, visible_from);
-        } else {
-            for target in target_names(left) {
-                let kind = BindingKind::Unpacked(value);
-                self.bind(target, scope, source, kind, statement, visible_from);
-            }
+    /// Every identifier spelled `name` (attribute names included), in document order.
+    pub fn occurrences(&self, name: &str) -> Rc<[Node<'t>]> {
+        if let Some(known) = self.occurrences.borrow().get(name) {
+            return known.clone();
         }
+        let words = self.words.get_or_init(|| word_offsets(self.source));
+        let found: Rc<[Node<'t>]> = words
+            .get(name)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|&at| self.root.descendant_for_byte_range(at, at + name.len()))
+            .filter(|n| n.kind() == "identifier" && n.byte_range().len() == name.len())
+            .collect();
+        self.occurrences.borrow_mut().insert(name.to_string(), found.clone());
+        found
     }
 
-    fn bind_parameters(&mut self, params: Node<'t>, scope: ScopeId, source: &'t str, def: Node<'t>) {
-        let mut cursor = params.walk();
-        for param in params.named_children(&mut cursor) {
-            let name = match param.kind() {
-                "identifier" => Some(param),
-                "default_parameter" | "typed_default_parameter" => param.child_by_field_name("name"),
-                "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern" => {
-                    param.named_child(0).filter(|n| n.kind() == "identifier")
-                }
-                _ => None,
-            };
-            if let Some(name) = name {
-                self.bind(name, scope, source, BindingKind::Parameter, def, def.start_byte());
-            }
-        }
+    /// Calls made through `name`: `name(...)` and `x.name(...)`.
+    pub fn calls_named(&self, name: &str) -> Vec<Node<'t>> {
+        self.occurrences(name).iter().filter_map(|&identifier| call_through(identifier)).collect()
     }
 
-    fn bind_import(&mut self, node: Node<'t>, scope: ScopeId, source: &'t str, from: Option<&str>) {
-        let mut cursor = node.walk();
-        for name in node.children_by_field_name("name", &mut cursor) {
-            let (path, local) = match name.kind() {
-                "aliased_import" => {
-                    let (Some(path), Some(alias)) =
-                        (name.child_by_field_name("name"), name.child_by_field_name("alias"))
-                    else {
-                        continue;
-                    };
-                    (tree::text(path, source), alias)
-                }
-                // `import a.b` binds `a` (to `a`); `from m import b` binds `b`.
-                "dotted_name" => match name.named_child(0) {
-                    Some(first) if from.is_none() => (tree::text(first, source), first),
-                    Some(_) => (tree::text(name, source), name),
-                    None => continue,
-                },
-                _ => continue,
-            };
-            let full = match from {
-                Some(module) => format!("{module}.{path}"),
-                None => path.to_string(),
-            };
-            let local_name = tree::text(local, source);
-            let local_name = local_name.rsplit('.').next().unwrap_or(local_name);
-            let binding = Binding {
-                kind: BindingKind::Import,
-                statement: node,
-                visible_from: node.end_byte(),
-                import_path: Some(full),
-            };
-            self.bindings.entry(local_name).or_default().entry(scope).or_default().push(binding);
+    /// Every binding of `name` in the file, sorted by where it takes effect.
+    pub fn bindings(&self, name: &str) -> Rc<[Binding<'t>]> {
+        if let Some(known) = self.bindings.borrow().get(name) {
+            return known.clone();
         }
+        let mut found: Vec<Binding<'t>> =
+            self.occurrences(name).iter().filter_map(|&identifier| self.classify(identifier)).collect();
+        found.sort_by_key(|b| b.visible_from);
+        let found: Rc<[Binding<'t>]> = found.into();
+        self.bindings.borrow_mut().insert(name.to_string(), found.clone());
+        found
     }
 
-    fn bind(
-        &mut self,
-        name: Node<'t>,
-        scope: ScopeId,
-        source: &'t str,
-        kind: BindingKind<'t>,
-        statement: Node<'t>,
-        visible_from: usize,
-    ) {
-        let binding = Binding { kind, statement, visible_from, import_path: None };
-        self.bindings.entry(tree::text(name, source)).or_default().entry(scope).or_default().push(binding);
+    /// Bindings of `name` made directly in `scope`.
+    pub fn bindings_in(&self, scope: ScopeId, name: &str) -> Vec<Binding<'t>> {
+        self.bindings(name).iter().filter(|b| b.scope == scope).cloned().collect()
     }
 
     /// Scopes whose bindings `node` can see, innermost first (class bodies are not
@@ -251,26 +115,195 @@ impl<'t> FileIndex<'t> {
                 chain.push(ancestor.id());
             }
         }
-        chain.push(self.root_scope);
+        chain.push(self.root.id());
         chain
     }
 
     /// The binding of `name` in force at `node`: the last one made before it in the
     /// innermost scope that binds the name at all (a later one when none comes before,
     /// as for a name set further down a loop body).
-    pub fn lookup(&self, name: &str, node: Node<'t>) -> Option<&Binding<'t>> {
+    pub fn lookup(&self, name: &str, node: Node<'t>) -> Option<Binding<'t>> {
+        let bindings = self.bindings(name);
+        if bindings.is_empty() {
+            return None;
+        }
         let at = node.start_byte();
-        let scopes = self.bindings.get(name)?;
         self.scope_chain(node).into_iter().find_map(|scope| {
-            let list = scopes.get(&scope)?;
-            list.iter().rev().find(|b| b.visible_from <= at).or(list.first())
+            let mut in_scope = bindings.iter().filter(|b| b.scope == scope);
+            let first = in_scope.clone().next()?;
+            Some(in_scope.rfind(|b| b.visible_from <= at).unwrap_or(first).clone())
         })
     }
 
-    /// Bindings of `name` made directly in `scope`.
-    pub fn bindings_in(&self, scope: ScopeId, name: &str) -> &[Binding<'t>] {
-        self.bindings.get(name).and_then(|s| s.get(&scope)).map(Vec::as_slice).unwrap_or(&[])
+    /// What binding, if any, this occurrence of a name makes.
+    fn classify(&self, identifier: Node<'t>) -> Option<Binding<'t>> {
+        let parent = identifier.parent()?;
+        let is_field = |node: Node<'t>, field: &str| node.child_by_field_name(field).is_some_and(|f| f.id() == identifier.id());
+        let scope = |node: Node<'t>| scope_of(node, self.root);
+        let make = |kind, statement: Node<'t>, visible_from| Binding {
+            kind,
+            scope: scope(identifier),
+            statement,
+            visible_from,
+            import_path: None,
+        };
+        match parent.kind() {
+            "assignment" if is_field(parent, "left") => {
+                let value = innermost_assigned_value(parent.child_by_field_name("right")?);
+                Some(make(BindingKind::Value(value), statement_of(parent), parent.end_byte()))
+            }
+            "augmented_assignment" if is_field(parent, "left") => {
+                let value = parent.child_by_field_name("right")?;
+                Some(make(BindingKind::Augmented(value), statement_of(parent), parent.end_byte()))
+            }
+            "named_expression" if is_field(parent, "name") => {
+                let value = parent.child_by_field_name("value")?;
+                Some(make(BindingKind::Value(value), parent, parent.end_byte()))
+            }
+            "for_statement" if is_field(parent, "left") => {
+                let body = parent.child_by_field_name("body")?;
+                Some(make(BindingKind::LoopTarget(parent.child_by_field_name("right")?), parent, body.start_byte()))
+            }
+            "function_definition" | "class_definition" if is_field(parent, "name") => Some(Binding {
+                kind: BindingKind::Definition,
+                scope: scope(parent),
+                statement: parent,
+                visible_from: parent.start_byte(),
+                import_path: None,
+            }),
+            "parameters" | "lambda_parameters" => self.parameter(parent),
+            "default_parameter" | "typed_default_parameter" if is_field(parent, "name") => self.parameter(parent.parent()?),
+            "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern"
+                if parent.parent().is_some_and(|p| matches!(p.kind(), "parameters" | "lambda_parameters")) =>
+            {
+                self.parameter(parent.parent()?)
+            }
+            "as_pattern_target" => Some(make(BindingKind::Other, parent, parent.end_byte())),
+            "pattern_list" | "tuple_pattern" | "list_pattern" | "list_splat_pattern" | "expression_list" | "tuple"
+            | "list" | "parenthesized_expression" => {
+                // Climb out of the destructuring pattern to what binds it.
+                let mut target = parent;
+                while let Some(up) = target.parent() {
+                    match up.kind() {
+                        "pattern_list" | "tuple_pattern" | "list_pattern" | "list_splat_pattern" | "expression_list"
+                        | "tuple" | "list" | "parenthesized_expression" => target = up,
+                        "assignment" if up.child_by_field_name("left").is_some_and(|l| l.id() == target.id()) => {
+                            let value = innermost_assigned_value(up.child_by_field_name("right")?);
+                            return Some(make(BindingKind::Unpacked(value), statement_of(up), up.end_byte()));
+                        }
+                        "for_statement" if up.child_by_field_name("left").is_some_and(|l| l.id() == target.id()) => {
+                            let body = up.child_by_field_name("body")?;
+                            let iterable = up.child_by_field_name("right")?;
+                            return Some(make(BindingKind::LoopTarget(iterable), up, body.start_byte()));
+                        }
+                        "as_pattern_target" => return Some(make(BindingKind::Other, up, up.end_byte())),
+                        _ => return None,
+                    }
+                }
+                None
+            }
+            "dotted_name" | "aliased_import" => self.import(identifier),
+            _ => None,
+        }
     }
+
+    fn parameter(&self, parameters: Node<'t>) -> Option<Binding<'t>> {
+        let function = parameters.parent().filter(|f| tree::is_function(f.kind()))?;
+        let body = function.child_by_field_name("body")?;
+        Some(Binding {
+            kind: BindingKind::Parameter,
+            scope: function.id(),
+            statement: function,
+            visible_from: body.start_byte(),
+            import_path: None,
+        })
+    }
+
+    /// `import a.b` binds `a`; `import a.b as c` binds `c` to `a.b`; `from m import b as
+    /// c` binds `c` (or `b`) to `m.b`.
+    fn import(&self, identifier: Node<'t>) -> Option<Binding<'t>> {
+        let statement = tree::ancestors(identifier).find(|a| a.kind().starts_with("import"))?;
+        let text = |n: Node| tree::text(n, self.source);
+        let module = statement.child_by_field_name("module_name");
+        if module.is_some_and(|m| tree::contains(m, identifier)) {
+            return None;
+        }
+        let parent = identifier.parent()?;
+        let path = if parent.kind() == "aliased_import" {
+            if parent.child_by_field_name("alias").map(|a| a.id()) != Some(identifier.id()) {
+                return None;
+            }
+            text(parent.child_by_field_name("name")?).to_string()
+        } else {
+            // A name inside a dotted name: only the first part of `import a.b` binds,
+            // and only a plain (unaliased) `from m import b`.
+            if parent.parent().is_some_and(|p| p.kind() == "aliased_import") {
+                return None;
+            }
+            match module {
+                Some(_) => text(parent).to_string(),
+                None if parent.named_child(0).map(|c| c.id()) == Some(identifier.id()) => text(identifier).to_string(),
+                None => return None,
+            }
+        };
+        let import_path = match module {
+            Some(module) => format!("{}.{path}", text(module)),
+            None => path,
+        };
+        Some(Binding {
+            kind: BindingKind::Import,
+            scope: scope_of(statement, self.root),
+            statement,
+            visible_from: statement.end_byte(),
+            import_path: Some(import_path),
+        })
+    }
+}
+
+/// Every maximal run of identifier characters, by spelling. One pass over the text
+/// serves every name a rule later asks about.
+fn word_offsets(source: &str) -> HashMap<&str, Vec<usize>> {
+    let mut words: HashMap<&str, Vec<usize>> = HashMap::new();
+    let bytes = source.as_bytes();
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+    let mut i = 0;
+    while i < bytes.len() {
+        if !is_word(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && is_word(bytes[i]) {
+            i += 1;
+        }
+        // Bytes >= 0x80 only ever form whole characters here, so the slice is valid UTF-8.
+        words.entry(&source[start..i]).or_default().push(start);
+    }
+    words
+}
+
+/// The scope a node's own binding lands in: the innermost function, lambda or class
+/// around it (a `def`'s name lands outside the `def`).
+fn scope_of(node: Node, root: Node) -> ScopeId {
+    tree::ancestors(node).find(|a| is_scope(a.kind())).map_or(root.id(), |a| a.id())
+}
+
+/// `x.name(...)` or `name(...)` for an identifier spelled `name`.
+fn call_through(identifier: Node) -> Option<Node> {
+    let mut callee = identifier;
+    let parent = identifier.parent()?;
+    if parent.kind() == "attribute" {
+        if parent.child_by_field_name("attribute")?.id() != identifier.id() {
+            return None;
+        }
+        callee = parent;
+    }
+    let call = callee.parent().filter(|c| c.kind() == "call")?;
+    (call.child_by_field_name("function")?.id() == callee.id()).then_some(call)
+}
+
+fn statement_of(node: Node) -> Node {
+    node.parent().filter(|p| p.kind() == "expression_statement").unwrap_or(node)
 }
 
 /// `a = b = value` binds both names to `value`.
@@ -291,8 +324,8 @@ pub fn target_names(target: Node) -> Vec<Node> {
     while let Some(node) = stack.pop() {
         match node.kind() {
             "identifier" => names.push(node),
-            "pattern_list" | "tuple_pattern" | "list_pattern" | "list_splat_pattern"
-            | "expression_list" | "tuple" | "list" | "parenthesized_expression" => {
+            "pattern_list" | "tuple_pattern" | "list_pattern" | "list_splat_pattern" | "expression_list" | "tuple"
+            | "list" | "parenthesized_expression" => {
                 let mut cursor = node.walk();
                 stack.extend(node.named_children(&mut cursor));
             }

@@ -34,7 +34,7 @@ impl<'t> Facts<'t> {
     }
 
     pub fn index(&self) -> &FileIndex<'t> {
-        self.index.get_or_init(|| FileIndex::build(self.root, self.source))
+        self.index.get_or_init(|| FileIndex::new(self.root, self.source))
     }
 
     pub fn text(&self, node: Node) -> &'t str {
@@ -43,6 +43,14 @@ impl<'t> Facts<'t> {
 
     pub fn qualified_name(&self, node: Node<'t>) -> Option<String> {
         names::qualified_name(self.index(), node, self.source)
+    }
+
+    /// Calls made through any of `names` (`backward(...)`, `x.backward(...)`), in
+    /// document order.
+    pub fn calls_named(&self, names: &[&str]) -> Vec<Node<'t>> {
+        let mut calls: Vec<Node<'t>> = names.iter().flat_map(|n| self.index().calls_named(n)).collect();
+        calls.sort_by_key(|c| c.start_byte());
+        calls
     }
 
     pub fn callee_qualified_name(&self, call: Node<'t>) -> Option<String> {

@@ -11,11 +11,11 @@ const MAX_ALIAS_DEPTH: usize = 6;
 
 /// `torch.cuda.amp.autocast` for `autocast` after `from torch.cuda.amp import autocast`;
 /// `None` for a local variable, a parameter or anything not imported.
-pub fn qualified_name(index: &FileIndex, node: Node, source: &str) -> Option<String> {
+pub fn qualified_name<'t>(index: &FileIndex<'t>, node: Node<'t>, source: &str) -> Option<String> {
     resolve(index, node, source, 0)
 }
 
-fn resolve(index: &FileIndex, node: Node, source: &str, depth: usize) -> Option<String> {
+fn resolve<'t>(index: &FileIndex<'t>, node: Node<'t>, source: &str, depth: usize) -> Option<String> {
     if depth > MAX_ALIAS_DEPTH {
         return None;
     }
@@ -42,6 +42,6 @@ fn resolve(index: &FileIndex, node: Node, source: &str, depth: usize) -> Option<
 }
 
 /// The qualified name of the callee of `call`.
-pub fn callee_qualified_name(index: &FileIndex, call: Node, source: &str) -> Option<String> {
+pub fn callee_qualified_name<'t>(index: &FileIndex<'t>, call: Node<'t>, source: &str) -> Option<String> {
     qualified_name(index, call.child_by_field_name("function")?, source)
 }

@@ -185,7 +185,16 @@ impl<'t> Facts<'t> {
     pub fn is_forward_call(&self, call: Node<'t>) -> bool {
         let Some(function) = call.child_by_field_name("function") else { return false };
         match function.kind() {
-            "identifier" => heuristics::is_model_name(self.text(function)),
+            // A variable holding a network, not a class (`ResNet(...)`), a function or
+            // an import (`get_default_generator()`).
+            "identifier" => {
+                let name = self.text(function);
+                heuristics::is_model_name(name)
+                    && !name.starts_with(char::is_uppercase)
+                    && !self.index().lookup(name, function).is_some_and(|b| {
+                        matches!(b.kind, BindingKind::Definition | BindingKind::Import)
+                    })
+            }
             "attribute" => {
                 let Some(name) = tree::last_name(function, self.source) else { return false };
                 let object = function.child_by_field_name("object");

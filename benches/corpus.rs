@@ -1,0 +1,91 @@
+//! Lints a large real corpus (by default the `.py` files of the installed `torch`
+//! package) and prints, from the same run: oomlint's wall time, the time of a parse-only
+//! pass over the same files (the floor for a tree-sitter design), their ratio, files/s,
+//! MB/s and oomlint's peak RSS.
+//!
+//! Run with `scripts/bench` (which finds the corpus), or
+//! `cargo bench --bench corpus -- DIR`.
+
+use oomlint::config::ConfigResolver;
+use oomlint::discover;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const RUNS: usize = 3;
+
+fn main() {
+    let corpus = std::env::args().nth(1).filter(|a| a != "--bench").map(PathBuf::from).unwrap_or_else(|| {
+        eprintln!("usage: cargo bench --bench corpus -- DIR");
+        std::process::exit(2);
+    });
+    let binary = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/oomlint");
+    if !binary.is_file() {
+        eprintln!("build the release binary first: cargo build --release");
+        std::process::exit(2);
+    }
+    let mut resolver = ConfigResolver::new(None).expect("default configuration");
+    let files = discover::python_files(std::slice::from_ref(&corpus), &mut resolver).files;
+    let bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    let megabytes = bytes as f64 / 1e6;
+
+    // Alternate the two passes so both see the same machine state.
+    let mut parse_times = Vec::new();
+    let mut lint_times = Vec::new();
+    for _ in 0..RUNS {
+        parse_times.push(parse_only(&corpus));
+        lint_times.push(lint(&binary, &corpus));
+    }
+    let parse = *parse_times.iter().min().expect("runs");
+    let lint = *lint_times.iter().min().expect("runs");
+    let peak_rss_mb = children_peak_rss_kb() as f64 / 1024.0;
+
+    println!("corpus: {} ({} files, {:.1} MB)", corpus.display(), files.len(), megabytes);
+    println!("threads: {}", rayon::current_num_threads());
+    println!("parse-only pass:  {:>7.3} s  {:>7.0} files/s  {:>6.1} MB/s", parse.as_secs_f64(), files.len() as f64 / parse.as_secs_f64(), megabytes / parse.as_secs_f64());
+    println!("oomlint check:    {:>7.3} s  {:>7.0} files/s  {:>6.1} MB/s", lint.as_secs_f64(), files.len() as f64 / lint.as_secs_f64(), megabytes / lint.as_secs_f64());
+    println!("ratio (oomlint / parse-only): {:.2}x  (target < 1.30x)", lint.as_secs_f64() / parse.as_secs_f64());
+    println!("oomlint peak RSS: {peak_rss_mb:.1} MB  (target < 150 MB)");
+}
+
+/// Discover, read and parse every file in parallel: what any tree-sitter linter must do.
+fn parse_only(corpus: &Path) -> Duration {
+    let start = Instant::now();
+    let mut resolver = ConfigResolver::new(None).expect("default configuration");
+    let files = discover::python_files(&[corpus.to_path_buf()], &mut resolver).files;
+    let nodes: usize = files
+        .par_iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(file).unwrap_or_default();
+            oomlint::engine::parse(&text).map_or(0usize, |tree| tree.root_node().child_count() as usize)
+        })
+        .sum();
+    std::hint::black_box(nodes);
+    start.elapsed()
+}
+
+fn lint(binary: &Path, corpus: &Path) -> Duration {
+    let start = Instant::now();
+    let status = Command::new(binary)
+        .args(["check", "--exit-zero", "--output-format", "json"])
+        .arg(corpus)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run oomlint");
+    let elapsed = start.elapsed();
+    assert!(status.success(), "oomlint check failed: {status}");
+    elapsed
+}
+
+/// Largest peak resident set of any finished child process, in KiB.
+fn children_peak_rss_kb() -> i64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a full rusage into the pointer it is given.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    usage.ru_maxrss
+}
