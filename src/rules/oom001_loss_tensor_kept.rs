@@ -5,7 +5,7 @@ use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::heuristics;
 use crate::engine::facts::index::BindingKind;
-use crate::engine::facts::tensors::TensorValue;
+use crate::engine::facts::tensors::{GRAPH_KEEPING_METHODS, TensorValue};
 use crate::engine::tree;
 use tree_sitter::Node;
 
@@ -39,7 +39,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
         return;
     }
     let step = tree::enclosing_loop(store);
-    if !outlives_step(checker, container, step) || accumulated_for_backward(checker, container, store) {
+    if !outlives_step(checker, container, step) || accumulated_for_backward(checker, container, store, value) {
         return;
     }
     let region = step.unwrap_or_else(|| tree::enclosing_body(store));
@@ -124,8 +124,10 @@ fn container_root(mut node: Node) -> Node {
 }
 
 /// `total += loss` ... `total.backward()`, `torch.stack(losses).mean().backward()`,
-/// or a function that returns the accumulated value to a caller that backpropagates.
-fn accumulated_for_backward(checker: &Checker, container: Node, store: Node) -> bool {
+/// or a function that returns the accumulated tensor to a caller that backpropagates
+/// (`return total`, `return torch.stack(losses)`; a bare `return losses` list is as
+/// likely a history, so it does not count).
+fn accumulated_for_backward(checker: &Checker, container: Node, store: Node, value: Node) -> bool {
     let body = tree::enclosing_body(store);
     let name = checker.text(container);
     let source = checker.source();
@@ -134,13 +136,14 @@ fn accumulated_for_backward(checker: &Checker, container: Node, store: Node) -> 
         .calls_named(&BACKWARD_NAMES)
         .into_iter()
         .any(|call| tree::enclosing_body(call).id() == body.id() && mentions_text(call, name, source));
-    backward_mentions || returns(checker, body, name)
+    let is_list = container.parent().is_some_and(|p| p.kind() == "attribute") || value.parent().is_some_and(|p| p.kind() == "list");
+    backward_mentions || returns(checker, body, name, !is_list)
 }
 
 /// Whether `function` returns `name` as a tensor, as itself or reduced (`return total`,
 /// `return total / n`, `return torch.stack(losses).mean()`), not as a number computed
 /// from it (`return sum(l.item() for l in losses)`).
-fn returns(checker: &Checker, function: Node, name: &str) -> bool {
+fn returns(checker: &Checker, function: Node, name: &str, bare: bool) -> bool {
     let source = checker.source();
     let last = name.rsplit('.').next().unwrap_or(name);
     checker
@@ -156,21 +159,29 @@ fn returns(checker: &Checker, function: Node, name: &str) -> bool {
             "expression_list" => value.named_children(&mut value.walk()).collect(),
             _ => vec![value],
         })
-        .any(|value| carries(value, name, source))
+        .any(|value| carries(value, name, source, bare))
 }
 
-fn carries(expr: Node, name: &str, source: &str) -> bool {
+/// Whether `expr` is the tensor held in `name`, or a reduction of it that keeps its
+/// graph (`total / n`, `torch.stack(losses).mean()`). `bare`: whether `name` by itself
+/// counts.
+fn carries(expr: Node, name: &str, source: &str, bare: bool) -> bool {
     let expr = tree::unparenthesize(expr);
     match expr.kind() {
-        "identifier" | "attribute" => tree::text(expr, source) == name,
+        "identifier" | "attribute" => bare && tree::text(expr, source) == name,
         "binary_operator" => [expr.child_by_field_name("left"), expr.child_by_field_name("right")]
             .into_iter()
             .flatten()
-            .any(|operand| carries(operand, name, source)),
+            .any(|operand| carries(operand, name, source, true)),
         "call" => {
-            let reduces = matches!(tree::callee_name(expr, source), Some("stack" | "cat" | "sum" | "mean"));
-            let receiver = tree::method_receiver(expr).is_some_and(|r| carries(r, name, source));
-            receiver || reduces && tree::positional_args(expr).iter().any(|a| carries(*a, name, source))
+            let callee = tree::callee_name(expr, source).unwrap_or("");
+            if let Some(receiver) = tree::method_receiver(expr).filter(|_| GRAPH_KEEPING_METHODS.contains(&callee)) {
+                if carries(receiver, name, source, bare) {
+                    return true;
+                }
+            }
+            matches!(callee, "stack" | "cat" | "sum" | "mean")
+                && tree::positional_args(expr).iter().any(|a| carries(*a, name, source, true))
         }
         _ => false,
     }
@@ -202,9 +213,9 @@ fn overwrites_one_slot(store: Node) -> bool {
 /// `return` that hands the value to a caller.
 fn graph_release(checker: &Checker, region: Node, value: Node) -> GraphRelease {
     let source = checker.source();
-    let function = tree::enclosing_function(region);
+    let function = if tree::is_function(region.kind()) { Some(region) } else { tree::enclosing_function(region) };
     let function_name = function.and_then(|f| f.child_by_field_name("name")).map(|n| tree::text(n, source));
-    let returned = function.is_some_and(|f| returns(checker, f, tree::text(value, source)));
+    let returned = function.is_some_and(|f| returns(checker, f, tree::text(value, source), true));
     let calls: Vec<Node> =
         checker.facts.calls_named(&BACKWARD_NAMES).into_iter().filter(|&call| tree::contains(region, call)).collect();
     if calls.is_empty() {

@@ -59,7 +59,7 @@ fn evaluation_reason<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<St
     let source = checker.source();
     let function = tree::enclosing_function(call).filter(|f| f.kind() == "function_definition");
     if let Some(name) = function.and_then(|f| f.child_by_field_name("name")).map(|n| checker.text(n)) {
-        if heuristics::is_framework_no_grad_hook(name) || name == "training_step" {
+        if heuristics::is_framework_no_grad_hook(name) || name == "training_step" || is_test_case(checker, function?) {
             return None;
         }
         if heuristics::is_eval_function_name(name, heuristics::is_pytest_file(checker.facts.path)) {
@@ -82,27 +82,51 @@ fn evaluation_reason<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<St
     after_eval_call(checker, call).map(|receiver| format!("after `{receiver}.eval()`"))
 }
 
-/// The receiver of the last `x.eval()` (or `x.train(False)`) before `call` in the same
-/// body, unless a `.train()` came after it.
+/// A pytest test function or a unittest test method: memory there is not worth a finding.
+fn is_test_case(checker: &Checker, function: Node) -> bool {
+    let name = function.child_by_field_name("name").map(|n| checker.text(n)).unwrap_or("");
+    if !name.starts_with("test") {
+        return false;
+    }
+    let class = tree::ancestors(function).find(|a| a.kind() == "class_definition");
+    let class_name = class.and_then(|c| c.child_by_field_name("name")).map(|n| checker.text(n)).unwrap_or("");
+    heuristics::is_pytest_file(checker.facts.path) || class_name.contains("Test")
+}
+
+/// The network a forward call runs: `model` for `model(x)`, `self.model(x)` and
+/// `model.forward(x)`.
+fn network_name<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t str> {
+    let function = call.child_by_field_name("function")?;
+    let source = checker.source();
+    match tree::last_name(function, source)? {
+        "forward" => tree::last_name(function.child_by_field_name("object")?, source),
+        name => Some(name),
+    }
+}
+
+/// The receiver of a `network.eval()` (or `network.train(False)`) made before `call` in
+/// the same body on the network `call` runs, and not undone by `network.train()`.
 fn after_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t str> {
+    let network = network_name(checker, call)?;
     let body = tree::enclosing_body(call);
     let source = checker.source();
-    let mut last: Option<(usize, Option<&str>)> = None;
+    let mut evaluated = None;
     for mode_call in checker.facts.calls_named(&["eval", "train"]) {
         if mode_call.start_byte() >= call.start_byte() || tree::enclosing_body(mode_call).id() != body.id() {
             continue;
         }
         let Some(receiver) = tree::method_receiver(mode_call) else { continue };
+        if tree::last_name(receiver, source) != Some(network) {
+            continue;
+        }
         let args = tree::positional_args(mode_call);
         let evaluating = match tree::callee_name(mode_call, source) {
             Some("eval") => args.is_empty(),
             _ => args.first().is_some_and(|a| tree::text(*a, source) == "False"),
         };
-        if last.is_none_or(|(at, _)| at < mode_call.start_byte()) {
-            last = Some((mode_call.start_byte(), evaluating.then(|| tree::text(receiver, source))));
-        }
+        evaluated = evaluating.then(|| tree::text(receiver, source));
     }
-    last.and_then(|(_, receiver)| receiver)
+    evaluated
 }
 
 fn trains(checker: &Checker, region: Node) -> bool {

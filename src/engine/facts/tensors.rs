@@ -29,7 +29,7 @@ const DETACHING_METHODS: &[&str] = &[
 ];
 
 /// Methods whose result stays on the receiver's graph.
-const GRAPH_KEEPING_METHODS: &[&str] = &[
+pub const GRAPH_KEEPING_METHODS: &[&str] = &[
     "mean", "sum", "view", "reshape", "squeeze", "unsqueeze", "flatten", "float", "double",
     "half", "bfloat16", "to", "cuda", "cpu", "contiguous", "clone", "softmax", "log_softmax",
     "sigmoid", "tanh", "exp", "log", "abs", "pow", "sqrt", "mul", "add", "div", "sub",

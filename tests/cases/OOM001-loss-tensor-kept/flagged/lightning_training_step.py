@@ -1,0 +1,13 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import lightning as L
+
+
+class LitModel(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = F.cross_entropy(self.model(x), y)
+        self.training_step_outputs.append(loss)
+        return loss

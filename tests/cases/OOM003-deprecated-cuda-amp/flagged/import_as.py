@@ -1,0 +1,3 @@
+import torch.cuda.amp as amp_mod
+
+scaler = amp_mod.GradScaler()

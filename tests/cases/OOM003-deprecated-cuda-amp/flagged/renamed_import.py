@@ -1,0 +1,4 @@
+from torch.cuda.amp import autocast as ac
+
+with ac():
+    pass
