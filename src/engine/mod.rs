@@ -28,8 +28,9 @@ pub fn language() -> Language {
 /// All rules' queries compiled once per process into a single query, so one pass over
 /// the tree serves every rule.
 pub struct Engine {
+    rules: Vec<&'static Rule>,
     query: Query,
-    /// For each pattern of `query`: the index into `RULES` of the rule that owns it.
+    /// For each pattern of `query`: the index into `rules` of the rule that owns it.
     pattern_rule: Vec<usize>,
     /// For each pattern of `query`: its host predicates.
     pattern_predicates: Vec<Vec<HostPredicate>>,
@@ -39,7 +40,7 @@ pub struct Engine {
 /// Which rules run, and at what severity, for one file.
 #[derive(Debug, Clone)]
 pub struct RuleSettings {
-    /// Indexed like `RULES`.
+    /// Indexed like the engine's rules (`RULES` for the built-in engine).
     pub enabled: Vec<bool>,
     pub severity: HashMap<&'static str, Severity>,
 }
@@ -77,7 +78,7 @@ impl Engine {
     }
 
     /// Compile the given rules' queries; the error names the rule whose query is broken.
-    pub fn compile(rules: &[&Rule]) -> Result<Engine, String> {
+    pub fn compile(rules: &[&'static Rule]) -> Result<Engine, String> {
         let language = language();
         let mut combined = String::new();
         let mut pattern_rule = Vec::new();
@@ -95,7 +96,7 @@ impl Engine {
             .map(|p| HostPredicate::compile_all(&query, p))
             .collect::<Result<Vec<_>, _>>()?;
         let capture_names = query.capture_names().iter().map(|n| n.to_string()).collect();
-        Ok(Engine { query, pattern_rule, pattern_predicates, capture_names })
+        Ok(Engine { rules: rules.to_vec(), query, pattern_rule, pattern_predicates, capture_names })
     }
 
     /// Lint one file's text. `path` is used for file-name heuristics and is not read.
@@ -103,7 +104,8 @@ impl Engine {
         if Suppressions::ignores_whole_file(source) {
             return FileReport::default();
         }
-        let active: Vec<bool> = RULES
+        let active: Vec<bool> = self
+            .rules
             .iter()
             .zip(&settings.enabled)
             .map(|(rule, &enabled)| enabled && (rule.could_match)(source))
@@ -135,7 +137,7 @@ impl Engine {
                 names: &self.capture_names,
                 captures: found.captures().iter().map(|c| (c.index, c.node)).collect(),
             };
-            let rule = RULES[rule_index];
+            let rule = self.rules[rule_index];
             let mut checker = Checker { facts: &facts, rule, diagnostics: &mut diagnostics, reported: &mut reported };
             (rule.check)(&mut checker, &captured);
         }

@@ -3,6 +3,8 @@
 use super::{Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
+use regex::Regex;
+use std::sync::OnceLock;
 
 const FILES: (&str, &str) = rule_files!("OOM003-deprecated-cuda-amp");
 
@@ -16,8 +18,8 @@ pub static RULE: Rule = Rule {
     fix_title: "Use `torch.amp.autocast(\"cuda\", ...)` / `torch.amp.GradScaler(\"cuda\", ...)`",
     docs: FILES.1,
     query: FILES.0,
-    // Every spelling of these modules writes `amp.` or `amp import`.
-    could_match: |source| source.contains("amp.") || source.contains("amp import"),
+    // Every spelling of these modules writes `amp` as a word of its own.
+    could_match: mentions_amp,
     check,
 };
 
@@ -34,6 +36,11 @@ const DEPRECATED: &[(&str, &str)] = &[
     ("torch.cpu.amp.GradScaler", "torch.amp.GradScaler(\"cpu\", ...)"),
     ("torch.cpu.amp.grad_scaler.GradScaler", "torch.amp.GradScaler(\"cpu\", ...)"),
 ];
+
+fn mentions_amp(source: &str) -> bool {
+    static WORD: OnceLock<Regex> = OnceLock::new();
+    source.contains("amp") && WORD.get_or_init(|| Regex::new(r"\bamp\b").expect("valid regex")).is_match(source)
+}
 
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let Some(reference) = found.get("reference") else { return };

@@ -1,0 +1,50 @@
+//! Helpers shared by the integration tests.
+
+#![allow(dead_code)]
+
+use oomlint::diagnostic::Diagnostic;
+use oomlint::engine::{Engine, RuleSettings};
+use oomlint::rules::{RULES, Rule};
+use std::path::{Path, PathBuf};
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Lint `path`'s text with only `rule` enabled.
+pub fn lint_with_only(rule: &Rule, path: &Path) -> (String, Vec<Diagnostic>) {
+    let source = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let settings = RuleSettings { enabled: RULES.iter().map(|r| r.code == rule.code).collect(), ..RuleSettings::default() };
+    let report = Engine::get().lint(&source, path, &settings);
+    (source, report.diagnostics)
+}
+
+/// Lint text with every rule enabled.
+pub fn lint_all(source: &str, path: &str) -> Vec<Diagnostic> {
+    Engine::get().lint(source, Path::new(path), &RuleSettings::default()).diagnostics
+}
+
+/// The `.py` files directly in `dir`, sorted.
+pub fn python_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .collect();
+    files.sort();
+    files
+}
+
+pub fn rule_dir(rule: &Rule) -> String {
+    format!("{}-{}", rule.code, rule.slug)
+}
+
+/// Run the built `oomlint` binary.
+pub fn oomlint(args: &[&str], cwd: &Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_oomlint"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("run oomlint")
+}

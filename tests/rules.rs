@@ -1,0 +1,81 @@
+//! Every rule, case by case: each true positive in `tests/cases/<rule>/flagged` is
+//! reported (and its report matches the snapshot), each near miss in `silent` is not,
+//! and each rule's fixtures are flagged (bad) and clean (good).
+
+mod common;
+
+use common::{lint_with_only, python_files, repo, rule_dir};
+use oomlint::engine::Engine;
+use oomlint::render::{self, LintedFile, OutputFormat};
+use oomlint::rules::RULES;
+
+#[test]
+fn every_rule_is_complete() {
+    for rule in RULES {
+        Engine::compile(&[*rule]).unwrap_or_else(|e| panic!("{e}"));
+        for section in ["## What it does", "## Why is this bad?", "## Example", "## How to fix"] {
+            assert!(rule.docs.contains(section), "{}: docs lack `{section}`", rule.code);
+        }
+        assert!(rule.docs.starts_with(&format!("# {} {}", rule.code, rule.slug)), "{}: docs title", rule.code);
+        assert!(!rule.cost.is_empty() && !rule.summary.is_empty() && !rule.fix_title.is_empty(), "{}", rule.code);
+        let fixtures = repo().join("fixtures").join(rule_dir(rule));
+        for script in ["bad.py", "good.py"] {
+            assert!(fixtures.join(script).is_file(), "{}: missing fixtures/{}/{script}", rule.code, rule_dir(rule));
+        }
+        let cases = repo().join("tests/cases").join(rule_dir(rule));
+        let flagged = python_files(&cases.join("flagged"));
+        assert!(flagged.len() >= 4, "{}: too few flagged cases", rule.code);
+        assert!(python_files(&cases.join("silent")).len() >= 4, "{}: too few near misses", rule.code);
+        for case in flagged {
+            let snapshot = repo().join("tests/snapshots").join(format!("rules__{}.snap", snapshot_name(rule.code, &case)));
+            assert!(snapshot.is_file(), "{}: no snapshot {}", rule.code, snapshot.display());
+        }
+    }
+    let codes: Vec<&str> = RULES.iter().map(|r| r.code).collect();
+    let mut unique = codes.clone();
+    unique.dedup();
+    assert_eq!(codes, unique, "rule codes are unique and in order");
+}
+
+fn snapshot_name(code: &str, case: &std::path::Path) -> String {
+    format!("{code}-{}", case.file_stem().unwrap().to_string_lossy())
+}
+
+#[test]
+fn flagged_cases_are_reported_as_snapshotted() {
+    for rule in RULES {
+        let dir = repo().join("tests/cases").join(rule_dir(rule)).join("flagged");
+        for case in python_files(&dir) {
+            let (source, diagnostics) = lint_with_only(rule, &case);
+            assert!(!diagnostics.is_empty(), "{}: not flagged: {}", rule.code, case.display());
+            assert!(diagnostics.iter().all(|d| d.code == rule.code));
+            let shown = format!("flagged/{}", case.file_name().unwrap().to_string_lossy());
+            let mut out = Vec::new();
+            render::render(OutputFormat::Full, &[LintedFile::new(shown, source, diagnostics)], false, &mut out).unwrap();
+            insta::assert_snapshot!(snapshot_name(rule.code, &case), String::from_utf8(out).unwrap());
+        }
+    }
+}
+
+#[test]
+fn near_misses_stay_silent() {
+    for rule in RULES {
+        let dir = repo().join("tests/cases").join(rule_dir(rule)).join("silent");
+        for case in python_files(&dir) {
+            let (_, diagnostics) = lint_with_only(rule, &case);
+            assert!(diagnostics.is_empty(), "{}: false positive in {}: {diagnostics:#?}", rule.code, case.display());
+        }
+    }
+}
+
+#[test]
+fn bad_fixtures_are_flagged_and_good_ones_are_clean() {
+    for rule in RULES {
+        let dir = repo().join("fixtures").join(rule_dir(rule));
+        let (_, bad) = lint_with_only(rule, &dir.join("bad.py"));
+        assert!(!bad.is_empty(), "{}: bad.py is not flagged", rule.code);
+        let good = std::fs::read_to_string(dir.join("good.py")).unwrap();
+        let findings = common::lint_all(&good, "good.py");
+        assert!(findings.is_empty(), "{}: good.py is flagged: {findings:#?}", rule.code);
+    }
+}
