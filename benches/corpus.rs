@@ -43,8 +43,18 @@ fn main() {
 
     println!("corpus: {} ({} files, {:.1} MB)", corpus.display(), files.len(), megabytes);
     println!("threads: {}", rayon::current_num_threads());
-    println!("parse-only pass:  {:>7.3} s  {:>7.0} files/s  {:>6.1} MB/s", parse.as_secs_f64(), files.len() as f64 / parse.as_secs_f64(), megabytes / parse.as_secs_f64());
-    println!("oomlint check:    {:>7.3} s  {:>7.0} files/s  {:>6.1} MB/s", lint.as_secs_f64(), files.len() as f64 / lint.as_secs_f64(), megabytes / lint.as_secs_f64());
+    println!(
+        "parse-only pass:  {:>7.3} s  {:>7.0} files/s  {:>6.1} MB/s",
+        parse.as_secs_f64(),
+        files.len() as f64 / parse.as_secs_f64(),
+        megabytes / parse.as_secs_f64()
+    );
+    println!(
+        "oomlint check:    {:>7.3} s  {:>7.0} files/s  {:>6.1} MB/s",
+        lint.as_secs_f64(),
+        files.len() as f64 / lint.as_secs_f64(),
+        megabytes / lint.as_secs_f64()
+    );
     println!("ratio (oomlint / parse-only): {:.2}x  (target < 1.30x)", lint.as_secs_f64() / parse.as_secs_f64());
     println!("oomlint peak RSS: {peak_rss_mb:.1} MB  (target < 150 MB)");
 }

@@ -197,10 +197,10 @@ impl ConfigResolver {
     fn find_in(&mut self, directory: &Path) -> Result<std::sync::Arc<Config>, ConfigError> {
         for name in ["oomlint.toml", "pyproject.toml"] {
             let candidate = directory.join(name);
-            if candidate.is_file() {
-                if let Some(config) = Config::load(&candidate)? {
-                    return Ok(std::sync::Arc::new(config));
-                }
+            if candidate.is_file()
+                && let Some(config) = Config::load(&candidate)?
+            {
+                return Ok(std::sync::Arc::new(config));
             }
         }
         match directory.parent() {

@@ -20,7 +20,8 @@ pub struct Discovery {
 pub fn python_files(paths: &[PathBuf], resolver: &mut ConfigResolver) -> Discovery {
     let mut discovery = Discovery { files: Vec::new(), errors: Vec::new(), config_errors: Vec::new() };
     for path in paths {
-        if !path.exists() {
+        // `symlink_metadata`: a broken link exists, and reading it reports why it fails.
+        if path.symlink_metadata().is_err() {
             discovery.errors.push((path.clone(), "no such file or directory".to_string()));
             continue;
         }

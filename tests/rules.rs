@@ -27,7 +27,8 @@ fn every_rule_is_complete() {
         assert!(flagged.len() >= 4, "{}: too few flagged cases", rule.code);
         assert!(python_files(&cases.join("silent")).len() >= 4, "{}: too few near misses", rule.code);
         for case in flagged {
-            let snapshot = repo().join("tests/snapshots").join(format!("rules__{}.snap", snapshot_name(rule.code, &case)));
+            let snapshot =
+                repo().join("tests/snapshots").join(format!("rules__{}.snap", snapshot_name(rule.code, &case)));
             assert!(snapshot.is_file(), "{}: no snapshot {}", rule.code, snapshot.display());
         }
     }
@@ -51,7 +52,8 @@ fn flagged_cases_are_reported_as_snapshotted() {
             assert!(diagnostics.iter().all(|d| d.code == rule.code));
             let shown = format!("flagged/{}", case.file_name().unwrap().to_string_lossy());
             let mut out = Vec::new();
-            render::render(OutputFormat::Full, &[LintedFile::new(shown, source, diagnostics)], false, &mut out).unwrap();
+            render::render(OutputFormat::Full, &[LintedFile::new(shown, source, diagnostics)], false, &mut out)
+                .unwrap();
             insta::assert_snapshot!(snapshot_name(rule.code, &case), String::from_utf8(out).unwrap());
         }
     }

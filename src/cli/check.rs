@@ -93,15 +93,17 @@ pub fn run(args: CheckArgs) -> u8 {
     let color = match args.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
-        ColorChoice::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        ColorChoice::Auto => {
+            std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
     };
     let mut stdout = std::io::stdout().lock();
     let written = render::render(args.output_format, &linted, color, &mut stdout).and_then(|()| stdout.flush());
-    if let Err(e) = written {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("error: writing output: {e}");
-            return EXIT_ERROR;
-        }
+    if let Err(e) = written
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("error: writing output: {e}");
+        return EXIT_ERROR;
     }
     if failed {
         EXIT_ERROR
@@ -118,7 +120,11 @@ fn overrides(args: &CheckArgs) -> Result<Overrides, String> {
     Ok(Overrides { select, ignore })
 }
 
-fn settings_for(file: &Path, resolver: &mut ConfigResolver, overrides: &Overrides) -> Result<RuleSettings, config::ConfigError> {
+fn settings_for(
+    file: &Path,
+    resolver: &mut ConfigResolver,
+    overrides: &Overrides,
+) -> Result<RuleSettings, config::ConfigError> {
     let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
     let directory = absolute.parent().unwrap_or(Path::new("/"));
     Ok(resolver.for_directory(directory)?.settings_for(&absolute, overrides))
@@ -136,19 +142,27 @@ fn lint_stdin(name: &Path, settings: &RuleSettings) -> Outcome {
     let mut bytes = Vec::new();
     match std::io::stdin().read_to_end(&mut bytes) {
         Ok(_) => lint_bytes(display(name), name, bytes, settings),
-        Err(e) => Outcome::Failed(FileError { path: display(name), reason: format!("cannot read standard input: {e}") }),
+        Err(e) => {
+            Outcome::Failed(FileError { path: display(name), reason: format!("cannot read standard input: {e}") })
+        }
     }
 }
 
 fn lint_bytes(shown: String, path: &Path, bytes: Vec<u8>, settings: &RuleSettings) -> Outcome {
     if bytes.contains(&0) {
-        return Outcome::Failed(FileError { path: shown, reason: "binary file (contains NUL bytes), not linted".to_string() });
+        return Outcome::Failed(FileError {
+            path: shown,
+            reason: "binary file (contains NUL bytes), not linted".to_string(),
+        });
     }
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => {
             let at = e.utf8_error().valid_up_to();
-            return Outcome::Failed(FileError { path: shown, reason: format!("not valid UTF-8 (at byte {at}), not linted") });
+            return Outcome::Failed(FileError {
+                path: shown,
+                reason: format!("not valid UTF-8 (at byte {at}), not linted"),
+            });
         }
     };
     // A byte-order mark is not part of the code; columns count from after it.

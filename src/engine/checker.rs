@@ -38,13 +38,7 @@ impl<'a, 't> Checker<'a, 't> {
     }
 
     pub fn report(&mut self, node: Node, severity: Severity, message: String, help: String) {
-        self.diagnostics.push(Diagnostic {
-            code: self.rule.code,
-            range: TextRange::of(node),
-            severity,
-            message,
-            help,
-        });
+        self.diagnostics.push(Diagnostic { code: self.rule.code, range: TextRange::of(node), severity, message, help });
     }
 
     /// Report unless this rule already reported for `key` (a node id) in this file.

@@ -92,9 +92,8 @@ impl Engine {
             combined.push('\n');
         }
         let query = Query::new(&language, &combined).map_err(|e| format!("combined query: {e}"))?;
-        let pattern_predicates = (0..query.pattern_count())
-            .map(|p| HostPredicate::compile_all(&query, p))
-            .collect::<Result<Vec<_>, _>>()?;
+        let pattern_predicates =
+            (0..query.pattern_count()).map(|p| HostPredicate::compile_all(&query, p)).collect::<Result<Vec<_>, _>>()?;
         let capture_names = query.capture_names().iter().map(|n| n.to_string()).collect();
         Ok(Engine { rules: rules.to_vec(), query, pattern_rule, pattern_predicates, capture_names })
     }
@@ -127,9 +126,8 @@ impl Engine {
                 continue;
             }
             let predicates = &self.pattern_predicates[found.pattern_index];
-            let holds = predicates.iter().all(|p| {
-                found.nodes_for_capture_index(p.capture()).all(|node| p.holds(node, source))
-            });
+            let holds =
+                predicates.iter().all(|p| found.nodes_for_capture_index(p.capture()).all(|node| p.holds(node, source)));
             if !holds {
                 continue;
             }

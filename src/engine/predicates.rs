@@ -70,9 +70,8 @@ impl HostPredicate {
         match self {
             HostPredicate::HasAncestor { kinds, .. } => ancestors.any(|a| kinds.iter().any(|k| k == a.kind())),
             HostPredicate::NotHasAncestor { kinds, .. } => !ancestors.any(|a| kinds.iter().any(|k| k == a.kind())),
-            HostPredicate::HasAncestorMatching { kind, header, .. } => ancestors.any(|a| {
-                a.kind() == kind && header.is_match(tree::text(a, source).lines().next().unwrap_or(""))
-            }),
+            HostPredicate::HasAncestorMatching { kind, header, .. } => ancestors
+                .any(|a| a.kind() == kind && header.is_match(tree::text(a, source).lines().next().unwrap_or(""))),
         }
     }
 }

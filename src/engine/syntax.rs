@@ -30,7 +30,8 @@ pub fn errors(root: Node, source: &str) -> Vec<SyntaxError> {
         if node.is_error() {
             let snippet: String = tree::text(node, source).chars().take(30).collect();
             let snippet = snippet.lines().next().unwrap_or("").trim();
-            let message = if snippet.is_empty() { "unexpected input".to_string() } else { format!("unexpected `{snippet}`") };
+            let message =
+                if snippet.is_empty() { "unexpected input".to_string() } else { format!("unexpected `{snippet}`") };
             found.push(SyntaxError { offset: node.start_byte(), message });
             continue;
         }

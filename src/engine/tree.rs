@@ -131,8 +131,7 @@ pub fn keyword_arg<'t>(call: Node<'t>, name: &str, source: &str) -> Option<Node<
     let args = call.child_by_field_name("arguments")?;
     let mut cursor = args.walk();
     let found = args.named_children(&mut cursor).find(|a| {
-        a.kind() == "keyword_argument"
-            && a.child_by_field_name("name").is_some_and(|n| text(n, source) == name)
+        a.kind() == "keyword_argument" && a.child_by_field_name("name").is_some_and(|n| text(n, source) == name)
     });
     found.and_then(|a| a.child_by_field_name("value"))
 }

@@ -30,7 +30,8 @@ pub fn render(files: &[LintedFile], color: bool, out: &mut dyn Write) -> io::Res
             let last = if end.row == start.row { end.column } else { line_chars + 1 };
             let width = last.saturating_sub(start.column).max(1);
             // Tabs before the range keep their width so the carets line up.
-            let lead: String = text.chars().take(start.column - 1).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+            let lead: String =
+                text.chars().take(start.column - 1).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
             let carets = style.severity(diagnostic.severity, &"^".repeat(width));
             writeln!(out, "{pad} {} {lead}{carets}", style.dim("|"))?;
             writeln!(out, "{pad} {}", style.dim("|"))?;

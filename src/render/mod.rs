@@ -35,9 +35,9 @@ impl LintedFile {
     /// Start and end of each finding, with its line index computed once.
     fn located(&self) -> impl Iterator<Item = (&Diagnostic, Location, Location)> {
         let index = LineIndex::new(&self.source);
-        self.diagnostics.iter().map(move |d| {
-            (d, index.location(&self.source, d.range.start), index.location(&self.source, d.range.end))
-        })
+        self.diagnostics
+            .iter()
+            .map(move |d| (d, index.location(&self.source, d.range.start), index.location(&self.source, d.range.end)))
     }
 }
 

@@ -48,14 +48,12 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
             Severity::Warning,
             "`backward()` frees the graph's buffers, but each step still keeps a tensor and its autograd nodes alive",
         ),
-        GraphRelease::Retained => (
-            Severity::Error,
-            "`backward(retain_graph=True)` keeps the graph, so every step's activations stay alive",
-        ),
-        GraphRelease::Never => (
-            Severity::Error,
-            "no `backward()` here frees the graph, so every step's activations stay alive",
-        ),
+        GraphRelease::Retained => {
+            (Severity::Error, "`backward(retain_graph=True)` keeps the graph, so every step's activations stay alive")
+        }
+        GraphRelease::Never => {
+            (Severity::Error, "no `backward()` here frees the graph, so every step's activations stay alive")
+        }
     };
     let value_text = checker.text(value);
     let container_text = checker.text(container);
@@ -136,7 +134,8 @@ fn accumulated_for_backward(checker: &Checker, container: Node, store: Node, val
         .calls_named(&BACKWARD_NAMES)
         .into_iter()
         .any(|call| tree::enclosing_body(call).id() == body.id() && mentions_text(call, name, source));
-    let is_list = container.parent().is_some_and(|p| p.kind() == "attribute") || value.parent().is_some_and(|p| p.kind() == "list");
+    let is_list = container.parent().is_some_and(|p| p.kind() == "attribute")
+        || value.parent().is_some_and(|p| p.kind() == "list");
     backward_mentions || returns(checker, body, name, !is_list)
 }
 
@@ -175,10 +174,10 @@ fn carries(expr: Node, name: &str, source: &str, bare: bool) -> bool {
             .any(|operand| carries(operand, name, source, true)),
         "call" => {
             let callee = tree::callee_name(expr, source).unwrap_or("");
-            if let Some(receiver) = tree::method_receiver(expr).filter(|_| GRAPH_KEEPING_METHODS.contains(&callee)) {
-                if carries(receiver, name, source, bare) {
-                    return true;
-                }
+            if let Some(receiver) = tree::method_receiver(expr).filter(|_| GRAPH_KEEPING_METHODS.contains(&callee))
+                && carries(receiver, name, source, bare)
+            {
+                return true;
             }
             matches!(callee, "stack" | "cat" | "sum" | "mean")
                 && tree::positional_args(expr).iter().any(|a| carries(*a, name, source, true))
@@ -220,7 +219,10 @@ fn graph_release(checker: &Checker, region: Node, value: Node) -> GraphRelease {
         checker.facts.calls_named(&BACKWARD_NAMES).into_iter().filter(|&call| tree::contains(region, call)).collect();
     if calls.is_empty() {
         if function_name == Some("training_step") || returned { GraphRelease::Freed } else { GraphRelease::Never }
-    } else if calls.iter().any(|&c| tree::keyword_arg(c, "retain_graph", source).is_some_and(|v| tree::text(v, source) == "True")) {
+    } else if calls
+        .iter()
+        .any(|&c| tree::keyword_arg(c, "retain_graph", source).is_some_and(|v| tree::text(v, source) == "True"))
+    {
         GraphRelease::Retained
     } else {
         GraphRelease::Freed

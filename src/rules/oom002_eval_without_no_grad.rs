@@ -35,7 +35,9 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let Some(reason) = evaluation_reason(checker, call) else { return };
     // The region one `no_grad` would cover: the loop around the call, else the function.
     let region = tree::enclosing_loop(call).unwrap_or_else(|| tree::enclosing_body(call));
-    if trains(checker, region) || tree::enclosing_function(call).is_some_and(|f| trains(checker, f) && region.id() == f.id()) {
+    if trains(checker, region)
+        || tree::enclosing_function(call).is_some_and(|f| trains(checker, f) && region.id() == f.id())
+    {
         return;
     }
     if facts.grad_disabled(call) {
@@ -47,9 +49,14 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     );
     let help = match tree::enclosing_function(call).and_then(|f| f.child_by_field_name("name")) {
         Some(name) if tree::enclosing_loop(call).is_none() => {
-            format!("decorate `{}` with `@torch.no_grad()`; `.eval()` alone does not disable autograd", checker.text(name))
+            format!(
+                "decorate `{}` with `@torch.no_grad()`; `.eval()` alone does not disable autograd",
+                checker.text(name)
+            )
         }
-        _ => "wrap the evaluation loop in `with torch.no_grad():`; `.eval()` alone does not disable autograd".to_string(),
+        _ => {
+            "wrap the evaluation loop in `with torch.no_grad():`; `.eval()` alone does not disable autograd".to_string()
+        }
     };
     checker.report_once(region.id(), call, Severity::Warning, message, help);
 }

@@ -56,7 +56,8 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
         return;
     }
     let names: Vec<String> = captured.iter().map(|n| format!("`{n}`")).collect();
-    let what = if function.kind() == "lambda" { "the lambda".to_string() } else { format!("`{}`", checker.text(function)) };
+    let what =
+        if function.kind() == "lambda" { "the lambda".to_string() } else { format!("`{}`", checker.text(function)) };
     let message = format!(
         "{what} passed to `checkpoint` captures loop variable {} by reference: backward recomputes with its last value, so gradients are silently wrong",
         names.join(", ")
@@ -77,7 +78,8 @@ fn loop_bound_names<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> BTreeSet<&
         }
         let Some(body) = ancestor.child_by_field_name("body") else { continue };
         for node in tree::descendants(body) {
-            let same_function = tree::enclosing_function(node).map(|f| f.id()) == tree::enclosing_function(call).map(|f| f.id());
+            let same_function =
+                tree::enclosing_function(node).map(|f| f.id()) == tree::enclosing_function(call).map(|f| f.id());
             if !same_function {
                 continue;
             }

@@ -14,7 +14,8 @@ pub fn repo() -> PathBuf {
 /// Lint `path`'s text with only `rule` enabled.
 pub fn lint_with_only(rule: &Rule, path: &Path) -> (String, Vec<Diagnostic>) {
     let source = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let settings = RuleSettings { enabled: RULES.iter().map(|r| r.code == rule.code).collect(), ..RuleSettings::default() };
+    let settings =
+        RuleSettings { enabled: RULES.iter().map(|r| r.code == rule.code).collect(), ..RuleSettings::default() };
     let report = Engine::get().lint(&source, path, &settings);
     (source, report.diagnostics)
 }

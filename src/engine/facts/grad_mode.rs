@@ -46,7 +46,9 @@ impl<'t> Facts<'t> {
         };
         let name = tree::last_name(callee, self.source)?;
         let first_arg_false = call
-            .and_then(|c| tree::positional_args(c).first().copied().or_else(|| tree::keyword_arg(c, "mode", self.source)))
+            .and_then(|c| {
+                tree::positional_args(c).first().copied().or_else(|| tree::keyword_arg(c, "mode", self.source))
+            })
             .is_some_and(|a| self.text(a) == "False");
         // The last name decides: a silence-favouring reading, since `no_grad` means the
         // same thing however torch was imported.
@@ -98,7 +100,8 @@ impl<'t> Facts<'t> {
         }
         let Some(name_node) = function.child_by_field_name("name") else { return false };
         let name = self.text(name_node);
-        let is_method = ancestors(function).find(|a| tree::is_scope(a.kind())).is_some_and(|a| a.kind() == "class_definition");
+        let is_method =
+            ancestors(function).find(|a| tree::is_scope(a.kind())).is_some_and(|a| a.kind() == "class_definition");
         if is_method && heuristics::is_framework_no_grad_hook(name) {
             return true;
         }
@@ -144,10 +147,12 @@ impl<'t> Facts<'t> {
     fn disabled_by_statement(&self, node: Node<'t>, body: Node<'t>) -> bool {
         let mut state = None;
         for call in self.calls_named(&["set_grad_enabled"]) {
-            if call.start_byte() >= node.start_byte() || tree::enclosing_body(call).id() != tree::enclosing_body(node).id() {
+            if call.start_byte() >= node.start_byte()
+                || tree::enclosing_body(call).id() != tree::enclosing_body(node).id()
+            {
                 continue;
             }
-            if !call.parent().is_some_and(|p| p.kind() == "expression_statement") || !tree::contains(body, call) {
+            if call.parent().is_none_or(|p| p.kind() != "expression_statement") || !tree::contains(body, call) {
                 continue;
             }
             // Only statements at the body's top level, or in blocks that contain `node`.

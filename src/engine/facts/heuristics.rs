@@ -31,17 +31,33 @@ pub fn words(name: &str) -> Vec<String> {
 }
 
 const MODEL_NAMES: &[&str] = &[
-    "model", "net", "network", "classifier", "encoder", "decoder", "backbone", "generator",
-    "discriminator", "critic", "actor", "policy", "teacher", "student", "unet", "vae",
-    "transformer", "resnet", "detector", "segmenter",
+    "model",
+    "net",
+    "network",
+    "classifier",
+    "encoder",
+    "decoder",
+    "backbone",
+    "generator",
+    "discriminator",
+    "critic",
+    "actor",
+    "policy",
+    "teacher",
+    "student",
+    "unet",
+    "vae",
+    "transformer",
+    "resnet",
+    "detector",
+    "segmenter",
 ];
 
 /// `model`, `self.net`, `ddp_model`, `text_encoder`, `ResNet`: a name that holds a network.
 pub fn is_model_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     let words = words(name);
-    MODEL_NAMES.contains(&lower.as_str())
-        || words.last().is_some_and(|w| MODEL_NAMES.contains(&w.as_str()))
+    MODEL_NAMES.contains(&lower.as_str()) || words.last().is_some_and(|w| MODEL_NAMES.contains(&w.as_str()))
 }
 
 fn model_names_alternation() -> String {
@@ -53,7 +69,9 @@ fn model_names_alternation() -> String {
 pub fn mentions_forward_call(source: &str) -> bool {
     static PATTERN: OnceLock<Regex> = OnceLock::new();
     PATTERN
-        .get_or_init(|| Regex::new(&format!(r"(?i)(?:{}|forward)\s*\(", model_names_alternation())).expect("valid regex"))
+        .get_or_init(|| {
+            Regex::new(&format!(r"(?i)(?:{}|forward)\s*\(", model_names_alternation())).expect("valid regex")
+        })
         .is_match(source)
 }
 
@@ -74,9 +92,7 @@ pub fn mentions_graph_source(source: &str) -> bool {
 /// Whether any word of the text could mark evaluation code (see `EVAL_WORDS`).
 pub fn mentions_evaluation(source: &str) -> bool {
     static PATTERN: OnceLock<Regex> = OnceLock::new();
-    PATTERN
-        .get_or_init(|| Regex::new(&format!("(?i){}", EVAL_WORDS.join("|"))).expect("valid regex"))
-        .is_match(source)
+    PATTERN.get_or_init(|| Regex::new(&format!("(?i){}", EVAL_WORDS.join("|"))).expect("valid regex")).is_match(source)
 }
 
 /// `criterion`, `loss_fn`, `compute_loss`, `ce_loss`, `LossFn`: a name that computes a loss.
@@ -87,12 +103,27 @@ pub fn is_loss_function_name(name: &str) -> bool {
 }
 
 const EVAL_WORDS: &[&str] = &[
-    "eval", "evaluate", "evaluation", "evaluator", "validate", "validation", "val", "valid",
-    "test", "testing", "predict", "prediction", "predictions", "infer", "inference", "holdout",
+    "eval",
+    "evaluate",
+    "evaluation",
+    "evaluator",
+    "validate",
+    "validation",
+    "val",
+    "valid",
+    "test",
+    "testing",
+    "predict",
+    "prediction",
+    "predictions",
+    "infer",
+    "inference",
+    "holdout",
 ];
 
 /// What may follow `test_` in the name of an evaluation loop (`test_one_epoch`).
-const EVAL_LOOP_WORDS: &[&str] = &["epoch", "loop", "step", "one", "batch", "model", "net", "set", "data", "loader", "fn"];
+const EVAL_LOOP_WORDS: &[&str] =
+    &["epoch", "loop", "step", "one", "batch", "model", "net", "set", "data", "loader", "fn"];
 
 /// Words that mark a function as training code even when it also validates.
 const TRAIN_WORDS: &[&str] = &["train", "training", "fit", "finetune", "optimize", "backward"];
@@ -106,10 +137,11 @@ pub fn is_eval_function_name(name: &str, in_pytest_file: bool) -> bool {
     }
     // `test_*` is how pytest and unittest name test cases; only `test_epoch`-like
     // names are evaluation loops, and none of them in a pytest file.
-    if let [first, rest @ ..] = words.as_slice() {
-        if first == "test" && !rest.is_empty() {
-            return !in_pytest_file && rest.iter().all(|w| EVAL_LOOP_WORDS.contains(&w.as_str()));
-        }
+    if let [first, rest @ ..] = words.as_slice()
+        && first == "test"
+        && !rest.is_empty()
+    {
+        return !in_pytest_file && rest.iter().all(|w| EVAL_LOOP_WORDS.contains(&w.as_str()));
     }
     words.iter().any(|w| EVAL_WORDS.contains(&w.as_str()))
 }

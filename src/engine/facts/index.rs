@@ -138,7 +138,8 @@ impl<'t> FileIndex<'t> {
     /// What binding, if any, this occurrence of a name makes.
     fn classify(&self, identifier: Node<'t>) -> Option<Binding<'t>> {
         let parent = identifier.parent()?;
-        let is_field = |node: Node<'t>, field: &str| node.child_by_field_name(field).is_some_and(|f| f.id() == identifier.id());
+        let is_field =
+            |node: Node<'t>, field: &str| node.child_by_field_name(field).is_some_and(|f| f.id() == identifier.id());
         let scope = |node: Node<'t>| scope_of(node, self.root);
         let make = |kind, statement: Node<'t>, visible_from| Binding {
             kind,
@@ -172,21 +173,35 @@ impl<'t> FileIndex<'t> {
                 import_path: None,
             }),
             "parameters" | "lambda_parameters" => self.parameter(parent),
-            "default_parameter" | "typed_default_parameter" if is_field(parent, "name") => self.parameter(parent.parent()?),
+            "default_parameter" | "typed_default_parameter" if is_field(parent, "name") => {
+                self.parameter(parent.parent()?)
+            }
             "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern"
                 if parent.parent().is_some_and(|p| matches!(p.kind(), "parameters" | "lambda_parameters")) =>
             {
                 self.parameter(parent.parent()?)
             }
             "as_pattern_target" => Some(make(BindingKind::Other, parent, parent.end_byte())),
-            "pattern_list" | "tuple_pattern" | "list_pattern" | "list_splat_pattern" | "expression_list" | "tuple"
-            | "list" | "parenthesized_expression" => {
+            "pattern_list"
+            | "tuple_pattern"
+            | "list_pattern"
+            | "list_splat_pattern"
+            | "expression_list"
+            | "tuple"
+            | "list"
+            | "parenthesized_expression" => {
                 // Climb out of the destructuring pattern to what binds it.
                 let mut target = parent;
                 while let Some(up) = target.parent() {
                     match up.kind() {
-                        "pattern_list" | "tuple_pattern" | "list_pattern" | "list_splat_pattern" | "expression_list"
-                        | "tuple" | "list" | "parenthesized_expression" => target = up,
+                        "pattern_list"
+                        | "tuple_pattern"
+                        | "list_pattern"
+                        | "list_splat_pattern"
+                        | "expression_list"
+                        | "tuple"
+                        | "list"
+                        | "parenthesized_expression" => target = up,
                         "assignment" if up.child_by_field_name("left").is_some_and(|l| l.id() == target.id()) => {
                             let value = innermost_assigned_value(up.child_by_field_name("right")?);
                             return Some(make(BindingKind::Unpacked(value), statement_of(up), up.end_byte()));
@@ -324,8 +339,14 @@ pub fn target_names(target: Node) -> Vec<Node> {
     while let Some(node) = stack.pop() {
         match node.kind() {
             "identifier" => names.push(node),
-            "pattern_list" | "tuple_pattern" | "list_pattern" | "list_splat_pattern" | "expression_list" | "tuple"
-            | "list" | "parenthesized_expression" => {
+            "pattern_list"
+            | "tuple_pattern"
+            | "list_pattern"
+            | "list_splat_pattern"
+            | "expression_list"
+            | "tuple"
+            | "list"
+            | "parenthesized_expression" => {
                 let mut cursor = node.walk();
                 stack.extend(node.named_children(&mut cursor));
             }

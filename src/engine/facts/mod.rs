@@ -24,13 +24,7 @@ pub struct Facts<'t> {
 
 impl<'t> Facts<'t> {
     pub fn new(source: &'t str, root: Node<'t>, path: &'t Path) -> Facts<'t> {
-        Facts {
-            source,
-            root,
-            path,
-            index: OnceCell::new(),
-            grad_disabled_functions: RefCell::new(HashMap::new()),
-        }
+        Facts { source, root, path, index: OnceCell::new(), grad_disabled_functions: RefCell::new(HashMap::new()) }
     }
 
     pub fn index(&self) -> &FileIndex<'t> {

@@ -23,25 +23,87 @@ pub enum TensorValue {
 
 /// Methods whose result is cut from the graph or holds no gradient (indices, booleans).
 const DETACHING_METHODS: &[&str] = &[
-    "item", "detach", "detach_", "tolist", "numpy", "argmax", "argmin", "argsort", "numel",
-    "size", "dim", "eq", "ne", "lt", "le", "gt", "ge", "long", "int", "bool", "isnan",
-    "isinf", "isfinite", "nonzero", "requires_grad_",
+    "item",
+    "detach",
+    "detach_",
+    "tolist",
+    "numpy",
+    "argmax",
+    "argmin",
+    "argsort",
+    "numel",
+    "size",
+    "dim",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "long",
+    "int",
+    "bool",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "nonzero",
+    "requires_grad_",
 ];
 
 /// Methods whose result stays on the receiver's graph.
 pub const GRAPH_KEEPING_METHODS: &[&str] = &[
-    "mean", "sum", "view", "reshape", "squeeze", "unsqueeze", "flatten", "float", "double",
-    "half", "bfloat16", "to", "cuda", "cpu", "contiguous", "clone", "softmax", "log_softmax",
-    "sigmoid", "tanh", "exp", "log", "abs", "pow", "sqrt", "mul", "add", "div", "sub",
-    "permute", "transpose", "t", "norm", "squeeze_", "masked_fill", "expand", "repeat",
-    "max", "min", "chunk", "split", "unbind", "forward", "__call__",
+    "mean",
+    "sum",
+    "view",
+    "reshape",
+    "squeeze",
+    "unsqueeze",
+    "flatten",
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "to",
+    "cuda",
+    "cpu",
+    "contiguous",
+    "clone",
+    "softmax",
+    "log_softmax",
+    "sigmoid",
+    "tanh",
+    "exp",
+    "log",
+    "abs",
+    "pow",
+    "sqrt",
+    "mul",
+    "add",
+    "div",
+    "sub",
+    "permute",
+    "transpose",
+    "t",
+    "norm",
+    "squeeze_",
+    "masked_fill",
+    "expand",
+    "repeat",
+    "max",
+    "min",
+    "chunk",
+    "split",
+    "unbind",
+    "forward",
+    "__call__",
 ];
 
 /// Builtins that return plain Python values.
 const DETACHING_BUILTINS: &[&str] = &["float", "int", "bool", "len", "str", "repr", "round", "list"];
 
 /// Attributes of a model output that stay on its graph.
-const OUTPUT_FIELDS: &[&str] = &["loss", "logits", "last_hidden_state", "pooler_output", "hidden_states", "T", "real", "imag"];
+const OUTPUT_FIELDS: &[&str] =
+    &["loss", "logits", "last_hidden_state", "pooler_output", "hidden_states", "T", "real", "imag"];
 
 impl<'t> Facts<'t> {
     pub fn tensor_value(&self, expr: Node<'t>) -> TensorValue {
@@ -75,7 +137,8 @@ impl<'t> Facts<'t> {
             },
             "binary_operator" => {
                 let operands = [expr.child_by_field_name("left"), expr.child_by_field_name("right")];
-                let values: Vec<TensorValue> = operands.into_iter().flatten().map(|o| self.value_at_depth(o, depth + 1)).collect();
+                let values: Vec<TensorValue> =
+                    operands.into_iter().flatten().map(|o| self.value_at_depth(o, depth + 1)).collect();
                 if values.contains(&Attached) {
                     Attached
                 } else if values.iter().all(|v| *v == Detached) {
@@ -126,12 +189,12 @@ impl<'t> Facts<'t> {
             if DETACHING_METHODS.contains(&method) {
                 return Detached;
             }
-            if GRAPH_KEEPING_METHODS.contains(&method) {
-                if let Some(receiver) = receiver {
-                    let value = self.value_at_depth(receiver, depth + 1);
-                    if value != Unknown {
-                        return value;
-                    }
+            if GRAPH_KEEPING_METHODS.contains(&method)
+                && let Some(receiver) = receiver
+            {
+                let value = self.value_at_depth(receiver, depth + 1);
+                if value != Unknown {
+                    return value;
                 }
             }
         }
@@ -164,19 +227,28 @@ impl<'t> Facts<'t> {
         if functional {
             return matches!(
                 name,
-                "cross_entropy" | "nll_loss" | "mse_loss" | "l1_loss" | "smooth_l1_loss" | "huber_loss"
-                    | "binary_cross_entropy" | "binary_cross_entropy_with_logits" | "kl_div"
-                    | "ctc_loss" | "margin_ranking_loss" | "cosine_embedding_loss" | "triplet_margin_loss"
+                "cross_entropy"
+                    | "nll_loss"
+                    | "mse_loss"
+                    | "l1_loss"
+                    | "smooth_l1_loss"
+                    | "huber_loss"
+                    | "binary_cross_entropy"
+                    | "binary_cross_entropy_with_logits"
+                    | "kl_div"
+                    | "ctc_loss"
+                    | "margin_ranking_loss"
+                    | "cosine_embedding_loss"
+                    | "triplet_margin_loss"
             ) || name.ends_with("_loss");
         }
         // `ce = nn.CrossEntropyLoss()` ... `ce(out, y)`
-        if function.kind() == "identifier" {
-            if let Some(binding) = self.index().lookup(name, function) {
-                if let BindingKind::Value(value) = binding.kind {
-                    return value.kind() == "call"
-                        && tree::callee_name(value, self.source).is_some_and(|c| c.ends_with("Loss"));
-                }
-            }
+        if function.kind() == "identifier"
+            && let Some(binding) = self.index().lookup(name, function)
+            && let BindingKind::Value(value) = binding.kind
+        {
+            return value.kind() == "call"
+                && tree::callee_name(value, self.source).is_some_and(|c| c.ends_with("Loss"));
         }
         false
     }
@@ -191,9 +263,10 @@ impl<'t> Facts<'t> {
                 let name = self.text(function);
                 heuristics::is_model_name(name)
                     && !name.starts_with(char::is_uppercase)
-                    && !self.index().lookup(name, function).is_some_and(|b| {
-                        matches!(b.kind, BindingKind::Definition | BindingKind::Import)
-                    })
+                    && !self
+                        .index()
+                        .lookup(name, function)
+                        .is_some_and(|b| matches!(b.kind, BindingKind::Definition | BindingKind::Import))
             }
             "attribute" => {
                 let Some(name) = tree::last_name(function, self.source) else { return false };

@@ -1,0 +1,262 @@
+//! The `oomlint` binary end to end: output formats, exit codes, configuration,
+//! suppression comments, file discovery and bad input.
+
+mod common;
+
+use common::oomlint;
+use std::fs;
+use std::path::Path;
+
+const LEAKY: &str = "import torch\n\n\ndef collect(model, loader, criterion):\n    losses = []\n    for x, y in loader:\n        loss = criterion(model(x), y)\n        losses.append(loss)\n    return losses\n";
+const AMP: &str = "from torch.cuda.amp import autocast\n\nwith autocast():\n    pass\n";
+const CLEAN: &str = "import torch\n\nprint(torch.ones(2).sum().item())\n";
+
+fn project(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (name, content) in files {
+        let path = dir.path().join(name);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, content).unwrap();
+    }
+    dir
+}
+
+fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("UTF-8 stdout")
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8(output.stderr.clone()).expect("UTF-8 stderr")
+}
+
+fn run(args: &[&str], cwd: &Path) -> (i32, String, String) {
+    let output = oomlint(args, cwd);
+    (output.status.code().expect("exit code"), stdout(&output), stderr(&output))
+}
+
+#[test]
+fn output_formats_match_snapshots() {
+    let dir = project(&[("train.py", LEAKY.as_bytes()), ("amp.py", AMP.as_bytes()), ("clean.py", CLEAN.as_bytes())]);
+    for format in ["full", "concise", "json"] {
+        let (code, out, _) = run(&["check", "--output-format", format], dir.path());
+        assert_eq!(code, 1, "{format}");
+        insta::assert_snapshot!(format!("format-{format}"), out);
+    }
+}
+
+#[test]
+fn json_output_follows_the_documented_schema() {
+    let dir = project(&[("train.py", LEAKY.as_bytes())]);
+    let (_, out, _) = run(&["check", "--output-format", "json"], dir.path());
+    let findings: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    let finding = &findings.as_array().expect("an array")[0];
+    for key in ["code", "name", "severity", "message", "help", "filename", "location", "end_location"] {
+        assert!(finding.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(finding["code"], "OOM001");
+    assert_eq!(finding["location"]["row"], 8);
+    let schema = fs::read_to_string(common::repo().join("docs/json-output.md")).unwrap();
+    for key in finding.as_object().unwrap().keys() {
+        assert!(schema.contains(&format!("`{key}`")), "docs/json-output.md does not document `{key}`");
+    }
+}
+
+#[test]
+fn exit_codes() {
+    let dir = project(&[("train.py", LEAKY.as_bytes()), ("clean.py", CLEAN.as_bytes())]);
+    assert_eq!(run(&["check", "clean.py"], dir.path()).0, 0);
+    assert_eq!(run(&["check", "train.py"], dir.path()).0, 1);
+    assert_eq!(run(&["check", "--exit-zero", "train.py"], dir.path()).0, 0);
+    let (code, _, err) = run(&["check", "--select", "OOM999"], dir.path());
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown rule code `OOM999`"), "{err}");
+    assert_eq!(run(&["check", "--output-format", "yaml"], dir.path()).0, 2);
+    let (code, _, err) = run(&["check", "missing.py"], dir.path());
+    assert_eq!(code, 2);
+    assert!(err.contains("missing.py: no such file or directory"), "{err}");
+    let (code, out, _) = run(&["check"], dir.path());
+    assert_eq!(code, 1, "the default path is the current directory");
+    assert!(out.contains("train.py:8:9"), "{out}");
+}
+
+#[test]
+fn select_and_ignore_on_the_command_line() {
+    let dir = project(&[("train.py", LEAKY.as_bytes()), ("amp.py", AMP.as_bytes())]);
+    let (_, out, _) = run(&["check", "--output-format", "concise", "--select", "OOM003"], dir.path());
+    assert!(out.contains("OOM003") && !out.contains("OOM001"), "{out}");
+    let (_, out, _) = run(&["check", "--output-format", "concise", "--ignore", "OOM003,OOM002"], dir.path());
+    assert!(!out.contains("OOM003") && out.contains("OOM001"), "{out}");
+    let (code, _, _) = run(&["check", "--select", "OOM00", "--ignore", "OOM"], dir.path());
+    assert_eq!(code, 0, "prefixes select and ignore groups of rules");
+}
+
+#[test]
+fn configuration_from_pyproject_and_oomlint_toml() {
+    let pyproject = "[project]\nname = \"x\"\n\n[tool.oomlint]\nignore = [\"OOM003\"]\nseverity = { OOM001 = \"info\" }\nexclude = [\"legacy\"]\n\n[tool.oomlint.per-file-ignores]\n\"scripts/*.py\" = [\"OOM001\"]\n";
+    let dir = project(&[
+        ("pyproject.toml", pyproject.as_bytes()),
+        ("train.py", LEAKY.as_bytes()),
+        ("amp.py", AMP.as_bytes()),
+        ("legacy/old.py", LEAKY.as_bytes()),
+        ("scripts/run.py", LEAKY.as_bytes()),
+        ("sub/oomlint.toml", b"select = [\"OOM003\"]\n"),
+        ("sub/amp.py", AMP.as_bytes()),
+        ("sub/train.py", LEAKY.as_bytes()),
+    ]);
+    let (code, out, err) = run(&["check", "--output-format", "concise"], dir.path());
+    assert_eq!(code, 1, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines.iter().any(|l| l.starts_with("train.py:8:9: info[OOM001]")), "severity override: {out}");
+    assert!(!out.contains("OOM003 ") && !lines.iter().any(|l| l.starts_with("amp.py")), "ignore: {out}");
+    assert!(!out.contains("legacy"), "exclude: {out}");
+    assert!(!out.contains("scripts"), "per-file-ignores: {out}");
+    assert!(out.contains("sub/amp.py:3:6: warning[OOM003]"), "nearest config wins: {out}");
+    assert!(!out.contains("sub/train.py"), "nearest config selects only OOM003: {out}");
+    let (_, out, _) = run(&["check", "--output-format", "concise", "legacy/old.py"], dir.path());
+    assert!(out.contains("legacy/old.py"), "an explicitly named file is linted: {out}");
+}
+
+#[test]
+fn broken_configuration_names_the_key_and_the_file() {
+    let dir = project(&[("pyproject.toml", b"[tool.oomlint]\nselct = [\"OOM001\"]\n"), ("train.py", LEAKY.as_bytes())]);
+    let (code, _, err) = run(&["check"], dir.path());
+    assert_eq!(code, 2);
+    assert!(err.contains("pyproject.toml") && err.contains("selct"), "{err}");
+
+    let dir = project(&[("oomlint.toml", b"ignore = [\"OOM042\"]\n"), ("train.py", LEAKY.as_bytes())]);
+    let (code, _, err) = run(&["check"], dir.path());
+    assert_eq!(code, 2);
+    assert!(err.contains("oomlint.toml") && err.contains("ignore") && err.contains("OOM042"), "{err}");
+
+    let dir = project(&[("oomlint.toml", b"severity = { OOM001 = \"fatal\" }\n"), ("train.py", LEAKY.as_bytes())]);
+    let (code, _, err) = run(&["check"], dir.path());
+    assert_eq!(code, 2);
+    assert!(err.contains("severity.OOM001") && err.contains("fatal"), "{err}");
+
+    let dir = project(&[("oomlint.toml", b"select = [\n"), ("train.py", LEAKY.as_bytes())]);
+    let (code, _, err) = run(&["check"], dir.path());
+    assert_eq!(code, 2);
+    assert!(err.contains("oomlint.toml"), "{err}");
+}
+
+#[test]
+fn a_broken_configuration_does_not_stop_other_directories() {
+    let dir = project(&[
+        ("good/train.py", LEAKY.as_bytes()),
+        ("bad/oomlint.toml", b"nonsense = 1\n"),
+        ("bad/train.py", LEAKY.as_bytes()),
+    ]);
+    let (code, out, err) = run(&["check", "--output-format", "concise"], dir.path());
+    assert_eq!(code, 2);
+    assert!(out.contains("good/train.py:8:9"), "{out}");
+    assert!(err.contains("bad/oomlint.toml") && err.contains("nonsense"), "{err}");
+}
+
+#[test]
+fn suppression_comments() {
+    let source = "import torch\n\n\ndef validate(model, val_loader, criterion):\n    a, b, c, d, e = [], [], [], [], []\n    for x, y in val_loader:\n        loss = criterion(model(x), y)  # oomlint: ignore[OOM002]\n        a.append(loss)  # oomlint: ignore[OOM001]\n        b.append(loss)  # oomlint: ignore\n        c.append(loss)  # noqa: OOM001\n        d.append(loss)  # oomlint: ignore[OOM003]\n        e.append(loss); s = \"# oomlint: ignore\"\n";
+    let dir = project(&[
+        ("train.py", source.as_bytes()),
+        ("skipped.py", format!("# oomlint: ignore-file\n{LEAKY}").as_bytes()),
+    ]);
+    let (_, out, _) = run(&["check", "--output-format", "concise"], dir.path());
+    let rows: Vec<&str> = out.lines().filter(|l| l.contains("[OOM")).map(|l| l.split(':').nth(1).unwrap()).collect();
+    assert_eq!(rows, ["11", "12"], "only the wrong-code and the in-string suppressions fail: {out}");
+}
+
+#[test]
+fn standard_input() {
+    let dir = project(&[("oomlint.toml", b"severity = { OOM003 = \"error\" }\n")]);
+    for args in [
+        &["check", "-", "--output-format", "concise"][..],
+        &["check", "--stdin-filename", "nb/amp.py", "--output-format", "concise"],
+    ] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_oomlint"))
+            .args(args)
+            .current_dir(dir.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(AMP.as_bytes()).unwrap();
+        let output = child.wait_with_output().unwrap();
+        let out = stdout(&output);
+        assert_eq!(output.status.code(), Some(1));
+        let name = if args[1] == "-" { "-" } else { "nb/amp.py" };
+        assert!(out.contains(&format!("{name}:3:6: error[OOM003]")), "{out}");
+    }
+}
+
+#[test]
+fn bad_input_is_reported_and_the_rest_is_linted() {
+    let mut latin1 = b"# caf\xe9\n".to_vec();
+    latin1.extend_from_slice(LEAKY.as_bytes());
+    let broken = format!("def broken(:\n    pass\n\n{LEAKY}");
+    let dir = project(&[
+        ("latin1.py", &latin1),
+        ("binary.py", b"\x00\x01\x02torch"),
+        ("broken.py", broken.as_bytes()),
+        ("train.py", LEAKY.as_bytes()),
+        ("bom.py", format!("\u{feff}{AMP}").as_bytes()),
+        ("crlf.py", AMP.replace('\n', "\r\n").as_bytes()),
+    ]);
+    std::os::unix::fs::symlink("loop.py", dir.path().join("loop.py")).unwrap();
+    let (code, out, err) = run(&["check", "--output-format", "concise", ".", "loop.py"], dir.path());
+    assert_eq!(code, 2, "I/O problems give exit 2");
+    assert!(err.contains("latin1.py: not valid UTF-8"), "{err}");
+    assert!(err.contains("binary.py: binary file"), "{err}");
+    assert!(err.contains("loop.py: cannot read"), "{err}");
+    assert!(err.contains("broken.py:1:"), "syntax errors are located: {err}");
+    assert!(out.contains("train.py:8:9"), "{out}");
+    assert!(out.contains("broken.py:11:9"), "code after a syntax error is still linted: {out}");
+    assert!(out.contains("bom.py:3:6:"), "a BOM does not shift columns: {out}");
+    assert!(out.contains("crlf.py:3:6:"), "CRLF line endings: {out}");
+}
+
+#[test]
+fn columns_count_characters_on_non_ascii_lines() {
+    let source = "from torch.cuda.amp import autocast\n\nwith autocast():  # é\n    x = 'ünïcödé'; y = autocast()\n";
+    let dir = project(&[("u.py", source.as_bytes())]);
+    let (_, out, _) = run(&["check", "--output-format", "concise"], dir.path());
+    assert!(out.contains("u.py:4:24:"), "{out}");
+}
+
+#[test]
+fn gitignore_and_hidden_directories_are_respected() {
+    let dir = project(&[
+        (".gitignore", b"generated/\n"),
+        ("generated/train.py", LEAKY.as_bytes()),
+        (".venv/lib/train.py", LEAKY.as_bytes()),
+        ("venv/lib/train.py", LEAKY.as_bytes()),
+        ("src/train.py", LEAKY.as_bytes()),
+    ]);
+    let (_, out, _) = run(&["check", "--output-format", "concise"], dir.path());
+    let files: Vec<&str> = out.lines().filter(|l| l.contains("[OOM")).map(|l| l.split(':').next().unwrap()).collect();
+    assert_eq!(files, ["src/train.py"], "{out}");
+}
+
+#[test]
+fn colour_follows_the_terminal_and_no_color() {
+    let dir = project(&[("train.py", LEAKY.as_bytes())]);
+    let (_, plain, _) = run(&["check"], dir.path());
+    assert!(!plain.contains('\x1b'), "piped output is plain");
+    let (_, coloured, _) = run(&["check", "--color", "always"], dir.path());
+    assert!(coloured.contains("\x1b[1;31m"), "{coloured}");
+}
+
+#[test]
+fn rules_and_rule_docs() {
+    let dir = project(&[]);
+    let (code, out, _) = run(&["rules"], dir.path());
+    assert_eq!(code, 0);
+    insta::assert_snapshot!("rules-list", out);
+    let (_, out, _) = run(&["rules", "--output-format", "json"], dir.path());
+    let rules: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(rules.as_array().unwrap().len(), oomlint::rules::RULES.len());
+    let (code, out, _) = run(&["rule", "OOM004"], dir.path());
+    assert_eq!(code, 0);
+    assert!(out.starts_with("# OOM004 checkpoint-late-binding") && out.contains("## Why is this bad?"), "{out}");
+    assert_eq!(run(&["rule", "loss-tensor-kept"], dir.path()).0, 0);
+    assert_eq!(run(&["rule", "OOM999"], dir.path()).0, 2);
+}

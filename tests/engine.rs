@@ -1,0 +1,184 @@
+//! The engine's shared machinery: host predicates in queries, name resolution through
+//! imports, grad-mode and graph-attachment facts.
+
+use oomlint::diagnostic::Severity;
+use oomlint::engine::checker::{Checker, Match};
+use oomlint::engine::facts::Facts;
+use oomlint::engine::facts::tensors::TensorValue;
+use oomlint::engine::{Engine, RuleSettings, parse, tree};
+use oomlint::rules::Rule;
+use std::path::Path;
+
+fn report_capture(checker: &mut Checker, found: &Match) {
+    if let Some(node) = found.get("x") {
+        checker.report(node, Severity::Info, checker.text(node).to_string(), String::new());
+    }
+}
+
+fn test_rule(query: &'static str) -> &'static Rule {
+    Box::leak(Box::new(Rule {
+        code: "TST001",
+        slug: "test",
+        default_severity: Severity::Info,
+        summary: "",
+        cost: "",
+        fix_title: "",
+        docs: "",
+        query,
+        could_match: |_| true,
+        check: report_capture,
+    }))
+}
+
+fn matched(query: &'static str, source: &str) -> Vec<String> {
+    let engine = Engine::compile(&[test_rule(query)]).unwrap_or_else(|e| panic!("{e}"));
+    let settings = RuleSettings { enabled: vec![true], ..RuleSettings::default() };
+    engine.lint(source, Path::new("t.py"), &settings).diagnostics.into_iter().map(|d| d.message).collect()
+}
+
+const LOOPS: &str = "\
+for a in val_loader:
+    f(a)
+    def inner():
+        f(b)
+while True:
+    f(c)
+f(d)
+";
+
+#[test]
+fn has_ancestor_stops_at_the_enclosing_function() {
+    let query =
+        r#"((call arguments: (argument_list (identifier) @x)) (#has-ancestor? @x "for_statement" "while_statement"))"#;
+    assert_eq!(matched(query, LOOPS), ["a", "c"]);
+    let query = r#"((call arguments: (argument_list (identifier) @x)) (#not-has-ancestor? @x "for_statement" "while_statement"))"#;
+    assert_eq!(matched(query, LOOPS), ["b", "d"]);
+}
+
+#[test]
+fn has_ancestor_matching_reads_the_ancestor_header() {
+    let query =
+        r#"((call arguments: (argument_list (identifier) @x)) (#has-ancestor-matching? @x "for_statement" "in val_"))"#;
+    assert_eq!(matched(query, LOOPS), ["a"]);
+}
+
+#[test]
+fn malformed_queries_and_predicates_name_the_rule() {
+    for query in [
+        "(call @x",
+        r#"((identifier) @x (#has-ancestor? @x))"#,
+        r#"((identifier) @x (#frobnicate? @x "a"))"#,
+        r#"((identifier) @x (#has-ancestor-matching? @x "for_statement" "("))"#,
+    ] {
+        let error = Engine::compile(&[test_rule(query)]).err().expect("compile error");
+        assert!(error.starts_with("TST001: query:"), "{error}");
+    }
+}
+
+/// Every identifier named `probe` in `source`, with the facts of its file.
+fn with_probes(source: &str, check: impl for<'t> Fn(&Facts<'t>, Vec<tree_sitter::Node<'t>>)) {
+    let tree = parse(source).expect("parse");
+    let facts = Facts::new(source, tree.root_node(), Path::new("t.py"));
+    let probes: Vec<_> = facts.index().occurrences("probe").to_vec();
+    assert!(!probes.is_empty(), "no probe in {source}");
+    check(&facts, probes);
+}
+
+#[test]
+fn qualified_names_follow_every_import_spelling() {
+    let cases = [
+        ("import torch\nprobe = torch.cuda.amp.autocast\nprobe", "torch.cuda.amp.autocast"),
+        ("import torch as T\nT.cuda.amp.probe", "torch.cuda.amp.probe"),
+        ("import torch.cuda.amp as amp\namp.probe", "torch.cuda.amp.probe"),
+        ("from torch.cuda import amp\namp.probe", "torch.cuda.amp.probe"),
+        ("from torch.cuda.amp import autocast as probe\nprobe", "torch.cuda.amp.autocast"),
+        ("import torch.utils.checkpoint\ntorch.utils.checkpoint.probe", "torch.utils.checkpoint.probe"),
+        ("def f():\n    from torch.utils import checkpoint\n    checkpoint.probe", "torch.utils.checkpoint.probe"),
+    ];
+    for (source, expected) in cases {
+        with_probes(source, |facts, probes| {
+            let last = *probes.last().unwrap();
+            let node =
+                if last.parent().is_some_and(|p| p.kind() == "attribute") { last.parent().unwrap() } else { last };
+            assert_eq!(facts.qualified_name(node).as_deref(), Some(expected), "{source}");
+        });
+    }
+    for source in [
+        "from torch.cuda.amp import probe\ndef f(probe):\n    probe",
+        "from torch.cuda.amp import probe\nprobe = 3\nprobe",
+        "probe",
+    ] {
+        with_probes(source, |facts, probes| {
+            assert_eq!(facts.qualified_name(*probes.last().unwrap()), None, "{source}");
+        });
+    }
+}
+
+#[test]
+fn grad_mode_by_every_route() {
+    let disabled = [
+        "import torch\nwith torch.no_grad():\n    probe()",
+        "import torch\nwith torch.inference_mode(), open('f'):\n    probe()",
+        "import torch\nwith torch.set_grad_enabled(False):\n    probe()",
+        "import torch\n@torch.no_grad()\ndef f():\n    probe()",
+        "import torch\n@torch.inference_mode\ndef f():\n    def g():\n        probe()\n    g()",
+        "import torch\ntorch.set_grad_enabled(False)\nfor x in y:\n    probe()",
+        "def helper():\n    probe()\ndef main():\n    with torch.no_grad():\n        helper()\n    with torch.inference_mode():\n        helper()",
+        "class M:\n    def validation_step(self, batch):\n        probe()",
+        "class T:\n    def run(self):\n        probe()\n    @torch.no_grad()\n    def evaluate(self):\n        self.run()",
+    ];
+    for source in disabled {
+        with_probes(source, |facts, probes| assert!(facts.grad_disabled(probes[0]), "{source}"));
+    }
+    let enabled = [
+        "probe()",
+        "import torch\nwith torch.no_grad():\n    with torch.enable_grad():\n        probe()",
+        "import torch\nwith torch.inference_mode(False):\n    probe()",
+        "import torch\nwith torch.no_grad():\n    def f():\n        probe()\nf()",
+        "def helper():\n    probe()\ndef main():\n    with torch.no_grad():\n        helper()\n    helper()",
+        "def helper():\n    probe()\ncallbacks = [helper]",
+        "def helper():\n    probe()",
+        "def rec():\n    probe()\n    rec()",
+        "import torch\nfor x in y:\n    probe()\ntorch.set_grad_enabled(False)",
+        "import torch\ntorch.set_grad_enabled(False)\ntorch.set_grad_enabled(True)\nprobe()",
+        "class M:\n    def training_step(self, batch):\n        probe()",
+    ];
+    for source in enabled {
+        with_probes(source, |facts, probes| assert!(!facts.grad_disabled(probes[0]), "{source}"));
+    }
+}
+
+#[test]
+fn graph_attachment_of_values() {
+    use TensorValue::*;
+    let cases = [
+        ("loss = criterion(out, y)\nprobe(loss)", Attached),
+        ("import torch.nn.functional as F\nloss = F.cross_entropy(out, y)\nprobe(loss)", Attached),
+        ("ce = nn.CrossEntropyLoss()\nl = ce(out, y)\nprobe(l)", Attached),
+        ("out = model(x)\nprobe(out)", Attached),
+        ("out = self.net(x)\nprobe(out.logits)", Attached),
+        ("outputs = model(**batch)\nprobe(outputs.loss)", Attached),
+        ("logits, loss = model(x)\nprobe(loss)", Attached),
+        ("loss = loss_fn(a, b) / 4 + 0.1 * reg\nprobe(loss)", Attached),
+        ("probe(model(x).mean().cpu())", Attached),
+        ("loss = criterion(out, y)\nprobe(loss.item())", Detached),
+        ("loss = criterion(out, y)\nprobe(loss.detach())", Detached),
+        ("probe(float(criterion(out, y)))", Detached),
+        ("probe(model(x).argmax(1))", Detached),
+        ("probe(model(x).data)", Detached),
+        ("probe(model(x).tolist())", Detached),
+        ("with torch.no_grad():\n    out = model(x)\nprobe(out)", Detached),
+        ("loss = criterion(out, y)\nloss = loss.item()\nprobe(loss)", Detached),
+        ("probe(batch)", Unknown),
+        ("probe(ResNet(x))", Unknown),
+        ("from torch import Generator as make_model\nprobe(make_model())", Unknown),
+        ("probe(torch.stack(xs))", Unknown),
+    ];
+    for (source, expected) in cases {
+        with_probes(source, |facts, probes| {
+            let call = probes[0].parent().expect("probe(...)");
+            let argument = tree::positional_args(call)[0];
+            assert_eq!(facts.tensor_value(argument), expected, "{source}");
+        });
+    }
+}
