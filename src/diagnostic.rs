@@ -57,4 +57,6 @@ pub struct Diagnostic {
     pub message: String,
     /// What to do about it, one sentence.
     pub help: String,
+    /// The repair, computed with the finding so every front end applies the same edits.
+    pub fix: Option<crate::fix::Fix>,
 }

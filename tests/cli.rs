@@ -50,11 +50,14 @@ fn json_output_follows_the_documented_schema() {
     let (_, out, _) = run(&["check", "--output-format", "json"], dir.path());
     let findings: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
     let finding = &findings.as_array().expect("an array")[0];
-    for key in ["code", "name", "severity", "message", "help", "filename", "location", "end_location"] {
+    for key in ["code", "name", "severity", "message", "help", "filename", "location", "end_location", "fix"] {
         assert!(finding.get(key).is_some(), "missing {key}");
     }
     assert_eq!(finding["code"], "OOM001");
     assert_eq!(finding["location"]["row"], 8);
+    assert_eq!(finding["fix"]["applicability"], "unsafe");
+    assert_eq!(finding["fix"]["edits"][0]["content"], ".item()");
+    assert_eq!(finding["fix"]["edits"][0]["location"]["column"], 27);
     let schema = fs::read_to_string(common::repo().join("docs/json-output.md")).unwrap();
     for key in finding.as_object().unwrap().keys() {
         assert!(schema.contains(&format!("`{key}`")), "docs/json-output.md does not document `{key}`");

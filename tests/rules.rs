@@ -13,7 +13,7 @@ use oomlint::rules::RULES;
 fn every_rule_is_complete() {
     for rule in RULES {
         Engine::compile(&[*rule]).unwrap_or_else(|e| panic!("{e}"));
-        for section in ["## What it does", "## Why is this bad?", "## Example", "## How to fix"] {
+        for section in ["## What it does", "## Why is this bad?", "## Example", "## How to fix", "## Fix safety"] {
             assert!(rule.docs.contains(section), "{}: docs lack `{section}`", rule.code);
         }
         assert!(rule.docs.starts_with(&format!("# {} {}", rule.code, rule.slug)), "{}: docs title", rule.code);
@@ -52,8 +52,14 @@ fn flagged_cases_are_reported_as_snapshotted() {
             assert!(diagnostics.iter().all(|d| d.code == rule.code));
             let shown = format!("flagged/{}", case.file_name().unwrap().to_string_lossy());
             let mut out = Vec::new();
-            render::render(OutputFormat::Full, &[LintedFile::new(shown, source, diagnostics)], false, &mut out)
-                .unwrap();
+            render::render(
+                OutputFormat::Full,
+                &[LintedFile::new(shown, source, diagnostics)],
+                false,
+                &Default::default(),
+                &mut out,
+            )
+            .unwrap();
             insta::assert_snapshot!(snapshot_name(rule.code, &case), String::from_utf8(out).unwrap());
         }
     }

@@ -1,29 +1,49 @@
-//! `oomlint check`: discover files, lint them in parallel, render, and choose the exit
-//! status. Bad input (unreadable, binary or non-UTF-8 files, syntax errors, a broken
-//! configuration) is reported and the rest is still linted.
+//! `oomlint check`: discover files, lint (and fix) them in parallel, render, and choose
+//! the exit status. Bad input (unreadable, binary or non-UTF-8 files, syntax errors, a
+//! broken configuration) is reported and the rest is still linted.
 
 use super::{CheckArgs, ColorChoice, EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS};
 use crate::config::{self, ConfigResolver, Overrides};
 use crate::discover;
-use crate::engine::{Engine, FileReport, RuleSettings};
-use crate::render::{self, LintedFile};
+use crate::engine::{Engine, RuleSettings};
+use crate::fix::Applicability;
+use crate::fix::apply::fix_source;
+use crate::fix::write::write_atomically;
+use crate::render::{self, FixSummary, LintedFile};
 use crate::source::LineIndex;
 use rayon::prelude::*;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
-/// Why a file could not be linted.
-struct FileError {
-    path: String,
-    reason: String,
+/// What `check` does with the fixes it finds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Report,
+    /// Write the fixed files (standard input: print the fixed text).
+    Fix(Applicability),
+    /// Print what fixing would change.
+    Diff(Applicability),
 }
 
+/// Where the input comes from.
+enum Input<'a> {
+    File(&'a Path),
+    Stdin(&'a Path),
+}
+
+/// One file's result.
 enum Outcome {
-    Linted(LintedFile, Vec<String>),
-    Failed(FileError),
+    Done { file: LintedFile, notes: Vec<String>, diff: Option<String>, fixed_text: Option<String> },
+    Failed { path: String, reason: String },
 }
 
 pub fn run(args: CheckArgs) -> u8 {
+    let threshold = if args.unsafe_fixes { Applicability::Unsafe } else { Applicability::Safe };
+    let mode = match (args.fix, args.diff) {
+        (true, _) => Mode::Fix(threshold),
+        (_, true) => Mode::Diff(threshold),
+        _ => Mode::Report,
+    };
     let overrides = match overrides(&args) {
         Ok(overrides) => overrides,
         Err(message) => {
@@ -43,7 +63,7 @@ pub fn run(args: CheckArgs) -> u8 {
     let outcomes = if reads_stdin {
         let name = args.stdin_filename.clone().unwrap_or_else(|| PathBuf::from("-"));
         match settings_for(&name, &mut resolver, &overrides) {
-            Ok(settings) => vec![lint_stdin(&name, &settings)],
+            Ok(settings) => vec![process(Input::Stdin(&name), &settings, mode)],
             Err(e) => {
                 eprintln!("error: {e}");
                 return EXIT_ERROR;
@@ -70,22 +90,24 @@ pub fn run(args: CheckArgs) -> u8 {
                 }
             }
         }
-        jobs.par_iter().map(|(file, settings)| lint_file(file, settings)).collect()
+        jobs.par_iter().map(|(file, settings)| process(Input::File(file), settings, mode)).collect()
     };
 
     let mut linted = Vec::new();
+    let mut diffs = String::new();
+    let mut fixed_stdin = None;
     for outcome in outcomes {
         match outcome {
-            Outcome::Linted(file, notes) => {
-                for note in notes {
-                    eprintln!("warning: {note}");
-                }
-                if !file.diagnostics.is_empty() {
+            Outcome::Done { file, notes, diff, fixed_text } => {
+                notes.iter().for_each(|note| eprintln!("warning: {note}"));
+                diffs.push_str(diff.as_deref().unwrap_or(""));
+                fixed_stdin = fixed_text.or(fixed_stdin);
+                if !file.diagnostics.is_empty() || file.fixed > 0 {
                     linted.push(file);
                 }
             }
-            Outcome::Failed(e) => {
-                eprintln!("error: {}: {}", e.path, e.reason);
+            Outcome::Failed { path, reason } => {
+                eprintln!("error: {path}: {reason}");
                 failed = true;
             }
         }
@@ -97,20 +119,51 @@ pub fn run(args: CheckArgs) -> u8 {
             std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         }
     };
-    let mut stdout = std::io::stdout().lock();
-    let written = render::render(args.output_format, &linted, color, &mut stdout).and_then(|()| stdout.flush());
-    if let Err(e) = written
-        && e.kind() != std::io::ErrorKind::BrokenPipe
-    {
+    let summary = FixSummary { fixing: !matches!(mode, Mode::Report), unsafe_fixes: args.unsafe_fixes };
+    let written = match (mode, fixed_stdin) {
+        (Mode::Diff(_), _) => {
+            let fixes: usize = linted.iter().map(|f| f.fixed).sum();
+            eprintln!(
+                "{}",
+                if fixes == 0 { "No fixes to apply.".to_string() } else { format!("Would fix {fixes} problem(s).") }
+            );
+            write_stdout(diffs.as_bytes())
+        }
+        // Standard input with --fix: the fixed text is the output; the report goes to stderr.
+        (Mode::Fix(_), Some(text)) => {
+            let mut report = Vec::new();
+            let _ = render::render(args.output_format, &linted, false, &summary, &mut report);
+            eprint!("{}", String::from_utf8_lossy(&report));
+            write_stdout(text.as_bytes())
+        }
+        _ => {
+            let mut out = Vec::new();
+            render::render(args.output_format, &linted, color, &summary, &mut out).and_then(|()| write_stdout(&out))
+        }
+    };
+    if let Err(e) = written {
         eprintln!("error: writing output: {e}");
         return EXIT_ERROR;
     }
+    let findings = match mode {
+        Mode::Diff(_) => !diffs.is_empty(),
+        _ => linted.iter().any(|f| !f.diagnostics.is_empty()),
+    };
     if failed {
         EXIT_ERROR
-    } else if linted.is_empty() || args.exit_zero {
-        EXIT_CLEAN
-    } else {
+    } else if findings && !args.exit_zero {
         EXIT_FINDINGS
+    } else {
+        EXIT_CLEAN
+    }
+}
+
+/// Write to standard output; a closed pipe (`| head`) is not an error.
+fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
     }
 }
 
@@ -130,53 +183,92 @@ fn settings_for(
     Ok(resolver.for_directory(directory)?.settings_for(&absolute, overrides))
 }
 
-fn lint_file(path: &Path, settings: &RuleSettings) -> Outcome {
-    let shown = display(path);
-    match std::fs::read(path) {
-        Ok(bytes) => lint_bytes(shown, path, bytes, settings),
-        Err(e) => Outcome::Failed(FileError { path: shown, reason: format!("cannot read: {e}") }),
-    }
-}
-
-fn lint_stdin(name: &Path, settings: &RuleSettings) -> Outcome {
-    let mut bytes = Vec::new();
-    match std::io::stdin().read_to_end(&mut bytes) {
-        Ok(_) => lint_bytes(display(name), name, bytes, settings),
-        Err(e) => {
-            Outcome::Failed(FileError { path: display(name), reason: format!("cannot read standard input: {e}") })
+fn process(input: Input, settings: &RuleSettings, mode: Mode) -> Outcome {
+    let (path, read) = match input {
+        Input::File(path) => (path, std::fs::read(path).map_err(|e| format!("cannot read: {e}"))),
+        Input::Stdin(name) => {
+            let mut bytes = Vec::new();
+            let read = std::io::stdin().read_to_end(&mut bytes).map(|_| bytes);
+            (name, read.map_err(|e| format!("cannot read standard input: {e}")))
         }
-    }
-}
-
-fn lint_bytes(shown: String, path: &Path, bytes: Vec<u8>, settings: &RuleSettings) -> Outcome {
+    };
+    let shown = display(path);
+    let bytes = match read {
+        Ok(bytes) => bytes,
+        Err(reason) => return Outcome::Failed { path: shown, reason },
+    };
     if bytes.contains(&0) {
-        return Outcome::Failed(FileError {
-            path: shown,
-            reason: "binary file (contains NUL bytes), not linted".to_string(),
-        });
+        return Outcome::Failed { path: shown, reason: "binary file (contains NUL bytes), not linted".to_string() };
     }
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => {
             let at = e.utf8_error().valid_up_to();
-            return Outcome::Failed(FileError {
-                path: shown,
-                reason: format!("not valid UTF-8 (at byte {at}), not linted"),
-            });
+            return Outcome::Failed { path: shown, reason: format!("not valid UTF-8 (at byte {at}), not linted") };
         }
     };
-    // A byte-order mark is not part of the code; columns count from after it.
-    let source = text.strip_prefix('\u{feff}').map(str::to_string).unwrap_or(text);
-    let FileReport { diagnostics, syntax_errors } = Engine::get().lint(&source, path, settings);
-    let index = LineIndex::new(&source);
-    let notes = syntax_errors
+    // A byte-order mark is not part of the code: columns count from after it, and a
+    // fixed file gets it back.
+    let bom = if text.starts_with('\u{feff}') { "\u{feff}" } else { "" };
+    let source = &text[bom.len()..];
+    let report = Engine::get().lint(source, path, settings);
+    let index = LineIndex::new(source);
+    let mut notes: Vec<String> = report
+        .syntax_errors
         .iter()
         .map(|e| {
-            let at = index.location(&source, e.offset);
+            let at = index.location(source, e.offset);
             format!("{shown}:{}:{}: cannot parse: {} (linting continues past it)", at.row, at.column, e.message)
         })
         .collect();
-    Outcome::Linted(LintedFile::new(shown, source, diagnostics), notes)
+    let threshold = match mode {
+        Mode::Report => {
+            return Outcome::Done {
+                file: LintedFile::new(shown, source.to_string(), report.diagnostics),
+                notes,
+                diff: None,
+                fixed_text: None,
+            };
+        }
+        Mode::Fix(threshold) | Mode::Diff(threshold) => threshold,
+    };
+    let result = fix_source(Engine::get(), source, path, settings, threshold);
+    for dropped in &result.dropped {
+        let at = index.location(source, dropped.range.start);
+        notes.push(format!(
+            "{shown}:{}:{}: the fix for {} would break the syntax; not applied",
+            at.row, at.column, dropped.code
+        ));
+    }
+    let mut diff = None;
+    let mut fixed_text = None;
+    if result.text != source {
+        match (mode, &input) {
+            (Mode::Diff(_), _) => diff = Some(unified_diff(&shown, source, &result.text)),
+            (_, Input::Stdin(_)) => fixed_text = Some(format!("{bom}{}", result.text)),
+            (_, Input::File(path)) => {
+                if let Err(e) = write_atomically(path, format!("{bom}{}", result.text).as_bytes()) {
+                    return Outcome::Failed {
+                        path: shown,
+                        reason: format!("cannot write the fixes: {e}; the file is unchanged"),
+                    };
+                }
+            }
+        }
+    } else if let Input::Stdin(_) = input {
+        fixed_text = Some(text.clone()).filter(|_| matches!(mode, Mode::Fix(_)));
+    }
+    let mut file = LintedFile::new(shown, result.text, result.remaining);
+    file.fixed = result.applied;
+    Outcome::Done { file, notes, diff, fixed_text }
+}
+
+fn unified_diff(shown: &str, before: &str, after: &str) -> String {
+    similar::TextDiff::from_lines(before, after)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{shown}"), &format!("b/{shown}"))
+        .to_string()
 }
 
 /// Paths are shown relative to the working directory when they are below it.

@@ -67,6 +67,15 @@ pub struct CheckArgs {
     pub config: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// Apply safe fixes (with standard input: print the fixed text).
+    #[arg(long)]
+    pub fix: bool,
+    /// Also apply unsafe fixes (with --fix or --diff).
+    #[arg(long)]
+    pub unsafe_fixes: bool,
+    /// Print the fixes as a unified diff and write nothing; exit 1 when there is one.
+    #[arg(long, conflicts_with = "fix")]
+    pub diff: bool,
 }
 
 /// Exit statuses: 0 clean, 1 findings, 2 usage, configuration or I/O error.

@@ -37,14 +37,23 @@ impl<'a, 't> Checker<'a, 't> {
         self.facts.text(node)
     }
 
-    pub fn report(&mut self, node: Node, severity: Severity, message: String, help: String) {
-        self.diagnostics.push(Diagnostic { code: self.rule.code, range: TextRange::of(node), severity, message, help });
+    /// Report a finding; attach a fix through the returned diagnostic.
+    pub fn report(&mut self, node: Node, severity: Severity, message: String, help: String) -> &mut Diagnostic {
+        let diagnostic =
+            Diagnostic { code: self.rule.code, range: TextRange::of(node), severity, message, help, fix: None };
+        self.diagnostics.push(diagnostic);
+        self.diagnostics.last_mut().expect("just pushed")
     }
 
     /// Report unless this rule already reported for `key` (a node id) in this file.
-    pub fn report_once(&mut self, key: usize, node: Node, severity: Severity, message: String, help: String) {
-        if self.reported.insert((self.rule.code, key)) {
-            self.report(node, severity, message, help);
-        }
+    pub fn report_once(
+        &mut self,
+        key: usize,
+        node: Node,
+        severity: Severity,
+        message: String,
+        help: String,
+    ) -> Option<&mut Diagnostic> {
+        self.reported.insert((self.rule.code, key)).then(|| self.report(node, severity, message, help))
     }
 }

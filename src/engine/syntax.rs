@@ -41,3 +41,20 @@ pub fn errors(root: Node, source: &str) -> Vec<SyntaxError> {
     }
     found
 }
+
+/// How many error and missing nodes the tree has: a fix must not raise it.
+pub fn error_count(root: Node) -> usize {
+    if !root.has_error() {
+        return 0;
+    }
+    let mut count = 0;
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.is_error() || node.is_missing() {
+            count += 1;
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor).filter(|c| c.has_error() || c.is_missing()));
+    }
+    count
+}

@@ -147,6 +147,14 @@ pub fn unparenthesize(mut node: Node) -> Node {
     node
 }
 
+/// Whether an identifier refers to a variable, rather than naming an attribute
+/// (`x.name`) or a keyword argument (`f(name=1)`).
+pub fn is_name_reference(identifier: Node) -> bool {
+    let Some(parent) = identifier.parent() else { return true };
+    let is_field = |field: &str| parent.child_by_field_name(field).is_some_and(|f| f.id() == identifier.id());
+    !(parent.kind() == "attribute" && is_field("attribute") || parent.kind() == "keyword_argument" && is_field("name"))
+}
+
 /// Whether any identifier under `root` is spelled `name`.
 pub fn mentions(root: Node, name: &str, source: &str) -> bool {
     descendants(root).any(|n| n.kind() == "identifier" && text(n, source) == name)

@@ -36,6 +36,9 @@ pub fn render(files: &[LintedFile], color: bool, out: &mut dyn Write) -> io::Res
             writeln!(out, "{pad} {} {lead}{carets}", style.dim("|"))?;
             writeln!(out, "{pad} {}", style.dim("|"))?;
             writeln!(out, "{pad} {} {}", style.dim("="), format_args!("help: {}", diagnostic.help))?;
+            if let Some(fix) = &diagnostic.fix {
+                writeln!(out, "{pad} {} fix ({}): {}", style.dim("="), fix.applicability.as_str(), fix.title)?;
+            }
             writeln!(out)?;
         }
     }

@@ -3,7 +3,7 @@
 
 use super::LintedFile;
 use crate::rules;
-use crate::source::Location;
+use crate::source::{LineIndex, Location};
 use serde::Serialize;
 use std::io::{self, Write};
 
@@ -20,6 +20,20 @@ impl From<Location> for JsonLocation {
 }
 
 #[derive(Serialize)]
+struct JsonEdit<'a> {
+    content: &'a str,
+    location: JsonLocation,
+    end_location: JsonLocation,
+}
+
+#[derive(Serialize)]
+struct JsonFix<'a> {
+    applicability: &'a str,
+    message: &'a str,
+    edits: Vec<JsonEdit<'a>>,
+}
+
+#[derive(Serialize)]
 struct JsonDiagnostic<'a> {
     code: &'a str,
     name: &'a str,
@@ -29,12 +43,28 @@ struct JsonDiagnostic<'a> {
     filename: &'a str,
     location: JsonLocation,
     end_location: JsonLocation,
+    fix: Option<JsonFix<'a>>,
 }
 
 pub fn render(files: &[LintedFile], out: &mut dyn Write) -> io::Result<()> {
     let mut all = Vec::new();
     for file in files {
+        let index = LineIndex::new(&file.source);
+        let at = |offset| JsonLocation::from(index.location(&file.source, offset));
         for (diagnostic, start, end) in file.located() {
+            let fix = diagnostic.fix.as_ref().map(|fix| JsonFix {
+                applicability: fix.applicability.as_str(),
+                message: &fix.title,
+                edits: fix
+                    .edits
+                    .iter()
+                    .map(|e| JsonEdit {
+                        content: &e.content,
+                        location: at(e.range.start),
+                        end_location: at(e.range.end),
+                    })
+                    .collect(),
+            });
             all.push(JsonDiagnostic {
                 code: diagnostic.code,
                 name: rules::find(diagnostic.code).map_or("", |r| r.slug),
@@ -44,6 +74,7 @@ pub fn render(files: &[LintedFile], out: &mut dyn Write) -> io::Result<()> {
                 filename: &file.path,
                 location: start.into(),
                 end_location: end.into(),
+                fix,
             });
         }
     }

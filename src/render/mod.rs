@@ -6,6 +6,7 @@ mod full;
 mod json;
 
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::fix::Applicability;
 use crate::source::{LineIndex, Location};
 use std::io::{self, Write};
 
@@ -25,11 +26,22 @@ pub struct LintedFile {
     pub path: String,
     pub source: String,
     pub diagnostics: Vec<Diagnostic>,
+    /// How many findings were fixed before `diagnostics` were found.
+    pub fixed: usize,
+}
+
+/// What the summary says about fixes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FixSummary {
+    /// Fixes were applied (or, with `--diff`, computed).
+    pub fixing: bool,
+    /// `--unsafe-fixes` was given.
+    pub unsafe_fixes: bool,
 }
 
 impl LintedFile {
     pub fn new(path: String, source: String, diagnostics: Vec<Diagnostic>) -> LintedFile {
-        LintedFile { path, source, diagnostics }
+        LintedFile { path, source, diagnostics, fixed: 0 }
     }
 
     /// Start and end of each finding, with its line index computed once.
@@ -41,21 +53,34 @@ impl LintedFile {
     }
 }
 
-pub fn render(format: OutputFormat, files: &[LintedFile], color: bool, out: &mut dyn Write) -> io::Result<()> {
+pub fn render(
+    format: OutputFormat,
+    files: &[LintedFile],
+    color: bool,
+    fixes: &FixSummary,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     match format {
         OutputFormat::Full => full::render(files, color, out)?,
         OutputFormat::Concise => concise::render(files, color, out)?,
         OutputFormat::Json => return json::render(files, out),
     }
-    writeln!(out, "{}", summary(files))
+    writeln!(out, "{}", summary(files, fixes))
 }
 
-/// `Found 3 problems: 2 errors, 1 warning.` or `All checks passed.`
-pub fn summary(files: &[LintedFile]) -> String {
+/// `Found 3 problems: 2 errors, 1 warning.` or `All checks passed.`, then what fixing
+/// did or could do.
+pub fn summary(files: &[LintedFile], fixes: &FixSummary) -> String {
     let all = files.iter().flat_map(|f| &f.diagnostics);
     let total = all.clone().count();
+    let fixed: usize = files.iter().map(|f| f.fixed).sum();
+    let mut lines = Vec::new();
+    if fixes.fixing && fixed > 0 {
+        lines.push(format!("Fixed {fixed} {}.", if fixed == 1 { "problem" } else { "problems" }));
+    }
     if total == 0 {
-        return "All checks passed.".to_string();
+        lines.push(if fixed > 0 { "No problems remain." } else { "All checks passed." }.to_string());
+        return lines.join("\n");
     }
     let counts: Vec<String> = Severity::ALL
         .iter()
@@ -70,7 +95,27 @@ pub fn summary(files: &[LintedFile]) -> String {
         })
         .collect();
     let problems = if total == 1 { "problem" } else { "problems" };
-    format!("Found {total} {problems}: {}.", counts.join(", "))
+    let found = if fixes.fixing { "Remaining" } else { "Found" };
+    lines.push(format!("{found} {total} {problems}: {}.", counts.join(", ")));
+    let with = |applicability: Applicability| {
+        all.clone().filter(|d| d.fix.as_ref().is_some_and(|f| f.applicability == applicability)).collect::<Vec<_>>()
+    };
+    let (safe, unsafe_) = (with(Applicability::Safe), with(Applicability::Unsafe));
+    if !fixes.fixing && !safe.is_empty() {
+        lines.push(format!("{} fixable with `--fix`.", safe.len()));
+    }
+    // After `--fix --unsafe-fixes` no unsafe fix is left unapplied on purpose.
+    let applied_unsafe = fixes.fixing && fixes.unsafe_fixes;
+    if !unsafe_.is_empty() && !applied_unsafe {
+        let mut codes: Vec<&str> = unsafe_.iter().map(|d| d.code).collect();
+        codes.dedup();
+        let (count, has) = match unsafe_.len() {
+            1 => ("1 problem".to_string(), "has an unsafe fix"),
+            n => (format!("{n} problems"), "have unsafe fixes"),
+        };
+        lines.push(format!("{count} {has} ({}): review, then apply with `--fix --unsafe-fixes`.", codes.join(", ")));
+    }
+    lines.join("\n")
 }
 
 /// ANSI styling, or nothing when colour is off.

@@ -23,7 +23,7 @@ pub struct Rule {
     /// One line: how to fix a finding.
     pub fix_title: &'static str,
     /// Full docs in markdown, with the fixed sections What it does / Why is this bad? /
-    /// Example / How to fix.
+    /// Example / How to fix / Fix safety.
     pub docs: &'static str,
     pub query: &'static str,
     /// A cheap text test: `false` proves the rule cannot match the file, so files no

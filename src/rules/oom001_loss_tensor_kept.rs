@@ -7,6 +7,7 @@ use crate::engine::facts::heuristics;
 use crate::engine::facts::index::BindingKind;
 use crate::engine::facts::tensors::{GRAPH_KEEPING_METHODS, TensorValue};
 use crate::engine::tree;
+use crate::fix::{Applicability, Edit, Fix};
 use tree_sitter::Node;
 
 const FILES: (&str, &str) = rule_files!("OOM001-loss-tensor-kept");
@@ -63,7 +64,23 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     } else {
         format!("store `{value_text}.detach()` (or move it off the GPU with `.detach().cpu()`)")
     };
-    checker.report(store, severity, message, help);
+    let fix = detach_fix(checker, value);
+    checker.report(store, severity, message, help).fix = Some(fix);
+}
+
+/// `loss` → `loss.item()` for a scalar loss, `x` → `x.detach()` otherwise. Unsafe: the
+/// stored element changes type (a float instead of a tensor) or loses its gradient.
+fn detach_fix(checker: &Checker, value: Node) -> Fix {
+    let text = checker.text(value);
+    let method = if looks_scalar(text) { "item" } else { "detach" };
+    let primary =
+        matches!(value.kind(), "identifier" | "attribute" | "call" | "subscript" | "parenthesized_expression");
+    let edits = if primary {
+        vec![Edit::insert(value.end_byte(), format!(".{method}()"))]
+    } else {
+        vec![Edit::insert(value.start_byte(), "("), Edit::insert(value.end_byte(), format!(").{method}()"))]
+    };
+    Fix::new(Applicability::Unsafe, format!("Store `{text}.{method}()`"), edits)
 }
 
 /// The container survives the step: made before the loop (or an attribute of `self`),

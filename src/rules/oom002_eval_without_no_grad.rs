@@ -5,6 +5,7 @@ use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::heuristics;
 use crate::engine::tree;
+use crate::fix::{Applicability, Edit, Fix, edits};
 use tree_sitter::Node;
 
 const FILES: (&str, &str) = rule_files!("OOM002-eval-without-no-grad");
@@ -47,18 +48,57 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let message = format!(
         "`{callee}(...)` runs {reason} with autograd on: every activation is kept for a backward pass that never comes"
     );
-    let help = match tree::enclosing_function(call).and_then(|f| f.child_by_field_name("name")) {
-        Some(name) if tree::enclosing_loop(call).is_none() => {
-            format!(
-                "decorate `{}` with `@torch.no_grad()`; `.eval()` alone does not disable autograd",
-                checker.text(name)
-            )
+    let function = tree::enclosing_function(call).filter(|f| f.kind() == "function_definition");
+    let loop_ = tree::enclosing_loop(call);
+    // An evaluation function is decorated as a whole; otherwise the loop is wrapped.
+    let decorate = function.filter(|_| loop_.is_none() || reason.starts_with("in evaluation function"));
+    let (help, fix) = match (decorate, loop_) {
+        (Some(function), _) => {
+            let name = function.child_by_field_name("name").map_or("", |n| checker.text(n));
+            let help = format!("decorate `{name}` with `@torch.no_grad()`; `.eval()` alone does not disable autograd");
+            (help, decorate_fix(checker, function))
         }
-        _ => {
-            "wrap the evaluation loop in `with torch.no_grad():`; `.eval()` alone does not disable autograd".to_string()
+        (None, Some(loop_)) => (
+            "wrap the evaluation loop in `with torch.no_grad():`; `.eval()` alone does not disable autograd"
+                .to_string(),
+            wrap_fix(checker, loop_),
+        ),
+        (None, None) => {
+            ("run it under `with torch.no_grad():`; `.eval()` alone does not disable autograd".to_string(), None)
         }
     };
-    checker.report_once(region.id(), call, Severity::Warning, message, help);
+    if let Some(diagnostic) = checker.report_once(region.id(), call, Severity::Warning, message, help) {
+        diagnostic.fix = fix;
+    }
+}
+
+/// `@torch.no_grad()` above the function (and its other decorators). Unsafe: code in it
+/// that needs gradients would break.
+fn decorate_fix(checker: &Checker, function: Node) -> Option<Fix> {
+    let source = checker.source();
+    let (torch, import) = edits::torch_module(checker.facts);
+    let top = function.parent().filter(|p| p.kind() == "decorated_definition").unwrap_or(function);
+    let indent = edits::line_indent(source, top.start_byte());
+    let decorator = Edit::insert(top.start_byte(), format!("@{torch}.no_grad()\n{indent}"));
+    let edits = std::iter::once(decorator).chain(import).collect();
+    Some(Fix::new(Applicability::Unsafe, format!("Decorate with `@{torch}.no_grad()`"), edits))
+}
+
+/// `with torch.no_grad():` around the loop, the loop indented one level. Unsafe: code in
+/// the loop that needs gradients would break.
+fn wrap_fix(checker: &Checker, loop_: Node) -> Option<Fix> {
+    let source = checker.source();
+    let (torch, import) = edits::torch_module(checker.facts);
+    let indent = edits::line_indent(source, loop_.start_byte());
+    if indent.len() != loop_.start_position().column {
+        return None; // the loop does not start its line (`x = 1; for ...`)
+    }
+    let unit = edits::indent_unit(source, loop_);
+    let opening = Edit::insert(loop_.start_byte(), format!("with {torch}.no_grad():\n{indent}{unit}"));
+    let mut all = vec![opening];
+    all.extend(edits::indent_lines(checker.facts, loop_, &unit));
+    all.extend(import);
+    Some(Fix::new(Applicability::Unsafe, format!("Wrap the loop in `with {torch}.no_grad():`"), all))
 }
 
 /// Why this call is evaluation code, in words for the message; `None` when it is not.

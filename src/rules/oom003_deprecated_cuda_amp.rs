@@ -2,9 +2,13 @@
 
 use super::{Rule, rule_files};
 use crate::diagnostic::Severity;
+use crate::diagnostic::TextRange;
 use crate::engine::checker::{Checker, Match};
+use crate::engine::tree;
+use crate::fix::{Edit, Fix, edits};
 use regex::Regex;
 use std::sync::OnceLock;
+use tree_sitter::Node;
 
 const FILES: (&str, &str) = rule_files!("OOM003-deprecated-cuda-amp");
 
@@ -64,5 +68,117 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
         format!("`{written}` is `{path}`, which is deprecated: PyTorch emits a FutureWarning on every use")
     };
     let help = format!("use `{replacement}`");
-    checker.report(reference, Severity::Warning, message, help);
+    let fix = modern_spelling_fix(checker, reference, path);
+    checker.report(reference, Severity::Warning, message, help).fix = fix;
+}
+
+/// The names `torch.amp` provides in place of the deprecated ones.
+const MODERN_NAMES: [&str; 4] = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"];
+
+/// `torch.amp.<name>` with the device made explicit, keeping the meaning (safe). A bare
+/// name imported with `from torch.cuda.amp import ...` stays bare, its import rewritten
+/// to `torch.amp`, when every use of every name of that import can be rewritten too;
+/// otherwise the reference is spelled out as `torch.amp.<name>`. A reference that is not
+/// called (an alias, a value passed around) gets no fix: the device cannot be added.
+fn modern_spelling_fix<'t>(checker: &Checker<'_, 't>, reference: Node<'t>, path: &str) -> Option<Fix> {
+    let (module, name) = path.rsplit_once('.')?;
+    let device = if module.starts_with("torch.cpu") { "cpu" } else { "cuda" };
+    let mut edits = argument_edits(checker, reference, name, device)?;
+    let import = if reference.kind() == "identifier" { bare_name_import(checker, reference) } else { None };
+    match import {
+        Some(statement) if rewritable_import(checker, statement) => {
+            let module_name = statement.child_by_field_name("module_name")?;
+            edits.push(Edit::replace(TextRange::of(module_name), "torch.amp"));
+        }
+        // Spelled through an alias assignment: the alias may be used elsewhere as a value.
+        None if reference.kind() == "identifier" => return None,
+        _ => {
+            let (torch, import_edit) = torch_name(checker, reference);
+            edits.push(Edit::replace(TextRange::of(reference), format!("{torch}.amp.{name}")));
+            edits.extend(import_edit);
+        }
+    }
+    let device_literal = edits::string_literal(checker.source(), device);
+    Some(Fix::safe(format!("Use `torch.amp.{name}` with device {device_literal}"), edits))
+}
+
+/// How `torch` is spelled where `reference` is: its own root (`T` in `T.cuda.amp.x`),
+/// else the file's top-level torch import, added when missing.
+fn torch_name<'t>(checker: &Checker<'_, 't>, reference: Node<'t>) -> (String, Option<Edit>) {
+    let mut root = reference;
+    while let Some(object) = root.child_by_field_name("object").filter(|_| root.kind() == "attribute") {
+        root = object;
+    }
+    if root.kind() == "identifier" && checker.facts.qualified_name(root).as_deref() == Some("torch") {
+        return (checker.text(root).to_string(), None);
+    }
+    edits::torch_module(checker.facts)
+}
+
+/// The edits that make the device explicit where `reference` is used, or `None` when it
+/// is not used in a way that can take one.
+fn argument_edits(checker: &Checker, reference: Node, name: &str, device: &str) -> Option<Vec<Edit>> {
+    let source = checker.source();
+    let device_literal = edits::string_literal(source, device);
+    let parent = reference.parent()?;
+    let call =
+        (parent.kind() == "call" && parent.child_by_field_name("function")?.id() == reference.id()).then_some(parent);
+    match (call, name) {
+        (Some(call), "custom_fwd" | "custom_bwd") => {
+            Some(vec![edits::append_argument(source, call, &format!("device_type={device_literal}"))?])
+        }
+        (Some(call), "autocast") => {
+            // Old: autocast(enabled, dtype, cache_enabled); new: autocast(device_type,
+            // dtype, enabled, cache_enabled). Positional arguments become keywords.
+            let mut all = vec![edits::prepend_argument(call, &device_literal)?];
+            for (argument, keyword) in
+                tree::positional_args(call).into_iter().zip(["enabled", "dtype", "cache_enabled"])
+            {
+                if argument.kind() == "list_splat" {
+                    return None;
+                }
+                all.push(Edit::insert(argument.start_byte(), format!("{keyword}=")));
+            }
+            let arguments = call.child_by_field_name("arguments")?;
+            let splat = arguments.named_children(&mut arguments.walk()).any(|a| a.kind() == "list_splat");
+            (tree::positional_args(call).len() <= 3 && !splat).then_some(all)
+        }
+        // GradScaler keeps its parameters in order after the new leading device.
+        (Some(call), _) => Some(vec![edits::prepend_argument(call, &device_literal)?]),
+        (None, "custom_fwd" | "custom_bwd") if parent.kind() == "decorator" => {
+            Some(vec![Edit::insert(reference.end_byte(), format!("(device_type={device_literal})"))])
+        }
+        (None, _) => None,
+    }
+}
+
+/// The `from torch.cuda.amp import ...` statement a bare name comes from.
+fn bare_name_import<'t>(checker: &Checker<'_, 't>, reference: Node<'t>) -> Option<Node<'t>> {
+    let binding = checker.facts.index().lookup(checker.text(reference), reference)?;
+    (binding.statement.kind() == "import_from_statement").then_some(binding.statement)
+}
+
+/// Every name the statement imports exists in `torch.amp`, and every use of each can
+/// take the device argument, so the import can move to `torch.amp` for all of them.
+fn rewritable_import<'t>(checker: &Checker<'_, 't>, statement: Node<'t>) -> bool {
+    let module = statement.child_by_field_name("module_name").map(|m| checker.text(m));
+    if !matches!(module, Some("torch.cuda.amp" | "torch.cpu.amp")) {
+        return false;
+    }
+    let mut cursor = statement.walk();
+    statement.children_by_field_name("name", &mut cursor).all(|imported| {
+        let (original, local) = match imported.kind() {
+            "aliased_import" => (imported.child_by_field_name("name"), imported.child_by_field_name("alias")),
+            _ => (Some(imported), Some(imported)),
+        };
+        let (Some(original), Some(local)) = (original, local) else { return false };
+        let original = checker.text(original);
+        MODERN_NAMES.contains(&original)
+            && checker.facts.index().occurrences(checker.text(local)).iter().all(|&use_| {
+                tree::contains(statement, use_)
+                    || !tree::is_name_reference(use_)
+                    || bare_name_import(checker, use_).is_some_and(|s| s.id() == statement.id())
+                        && argument_edits(checker, use_, original, "cuda").is_some()
+            })
+    })
 }

@@ -5,6 +5,7 @@ use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::index::{BindingKind, target_names};
 use crate::engine::tree;
+use crate::fix::{Edit, Fix};
 use std::collections::BTreeSet;
 use tree_sitter::Node;
 
@@ -48,7 +49,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let Some((params, body)) = closure_parts(checker, function) else { return };
     let source = checker.source();
     let captured: BTreeSet<&str> = tree::descendants(body)
-        .filter(|n| n.kind() == "identifier" && is_load(*n))
+        .filter(|n| n.kind() == "identifier" && tree::is_name_reference(*n))
         .map(|n| tree::text(n, source))
         .filter(|n| loop_names.contains(n) && !params.contains(n))
         .collect();
@@ -64,7 +65,54 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     );
     let bindings: Vec<String> = captured.iter().map(|n| format!("{n}={n}")).collect();
     let help = format!("bind it as a default argument: `lambda ..., {}: ...`", bindings.join(", "));
-    checker.report(function, Severity::Error, message, help);
+    let fix = bind_defaults_fix(checker, function, step, &bindings);
+    checker.report(function, Severity::Error, message, help).fix = fix;
+}
+
+/// Add `name=name` defaults to the closure's parameters, binding each value when the
+/// closure is made (safe: that is the value the loop meant). A `def` made before the loop
+/// cannot take them: the names are not bound yet where it is defined.
+fn bind_defaults_fix<'t>(
+    checker: &Checker<'_, 't>,
+    function: Node<'t>,
+    step: Node<'t>,
+    bindings: &[String],
+) -> Option<Fix> {
+    let source = checker.source();
+    let definition = match function.kind() {
+        "lambda" => function,
+        _ => {
+            let binding = checker.facts.index().lookup(checker.text(function), function)?;
+            Some(binding.statement).filter(|d| tree::contains(step, *d))?
+        }
+    };
+    let defaults = bindings.join(", ");
+    let edit = match definition.child_by_field_name("parameters") {
+        None => Edit::insert(definition.start_byte() + "lambda".len(), format!(" {defaults}")),
+        Some(parameters) => {
+            // Defaults go before `**kwargs`, and after everything else.
+            let mut cursor = parameters.walk();
+            let kwargs = parameters.named_children(&mut cursor).find(|p| p.kind() == "dictionary_splat_pattern");
+            let end = if parameters.kind() == "parameters" { parameters.end_byte() - 1 } else { parameters.end_byte() };
+            match kwargs {
+                Some(kwargs) => Edit::insert(kwargs.start_byte(), format!("{defaults}, ")),
+                None => {
+                    let inside = source[parameters.start_byte()..end].trim_end();
+                    let at = parameters.start_byte() + inside.len();
+                    let empty = parameters.named_child_count() == 0;
+                    let content = if empty {
+                        defaults
+                    } else if inside.ends_with(',') {
+                        format!(" {defaults}")
+                    } else {
+                        format!(", {defaults}")
+                    };
+                    Edit::insert(at, content)
+                }
+            }
+        }
+    };
+    Some(Fix::safe(format!("Bind {} as default arguments", bindings.join(", ")), vec![edit]))
 }
 
 /// Loop targets of every loop around `call` in its function, and every name assigned
@@ -137,13 +185,6 @@ fn is_inside_default(node: Node, params: Node) -> bool {
         matches!(a.kind(), "default_parameter" | "typed_default_parameter")
             && a.child_by_field_name("value").is_some_and(|v| tree::contains(v, node))
     })
-}
-
-/// An identifier read as a variable (not an attribute name or a keyword argument's name).
-fn is_load(node: Node) -> bool {
-    let Some(parent) = node.parent() else { return true };
-    let is_field = |field: &str| parent.child_by_field_name(field).is_some_and(|f| f.id() == node.id());
-    !(parent.kind() == "attribute" && is_field("attribute") || parent.kind() == "keyword_argument" && is_field("name"))
 }
 
 fn backward_later_in(checker: &Checker, step: Node, call: Node) -> bool {

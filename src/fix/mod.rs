@@ -1,0 +1,75 @@
+//! The fix model every front end shares: a fix is a set of non-overlapping text edits
+//! plus how safe it is to apply without review. `--fix`, `--diff` and the editor's code
+//! actions all apply fixes through `apply`.
+
+pub mod apply;
+pub mod edits;
+pub mod write;
+
+use crate::diagnostic::TextRange;
+use serde::Serialize;
+
+/// How safe a fix is, from most to least: the order `--fix` / `--unsafe-fixes` filter by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Applicability {
+    /// Shown as a suggestion, never applied.
+    DisplayOnly,
+    /// Changes meaning in a way to review: applied only with `--unsafe-fixes`.
+    Unsafe,
+    /// Keeps the program's meaning: applied by `--fix` and the editor's fix-all.
+    Safe,
+}
+
+impl Applicability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Applicability::DisplayOnly => "display-only",
+            Applicability::Unsafe => "unsafe",
+            Applicability::Safe => "safe",
+        }
+    }
+}
+
+/// Replace `range` with `content`. Newlines in `content` are written as `\n` and turned
+/// into the file's line ending when applied.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Edit {
+    pub range: TextRange,
+    pub content: String,
+}
+
+impl Edit {
+    pub fn replace(range: TextRange, content: impl Into<String>) -> Edit {
+        Edit { range, content: content.into() }
+    }
+
+    pub fn insert(at: usize, content: impl Into<String>) -> Edit {
+        Edit { range: TextRange { start: at, end: at }, content: content.into() }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fix {
+    pub applicability: Applicability,
+    /// What the fix does, for a code action's title (`Replace with ...`).
+    pub title: String,
+    /// Sorted, non-overlapping.
+    pub edits: Vec<Edit>,
+}
+
+impl Fix {
+    pub fn new(applicability: Applicability, title: impl Into<String>, mut edits: Vec<Edit>) -> Fix {
+        edits.sort();
+        edits.dedup();
+        Fix { applicability, title: title.into(), edits }
+    }
+
+    pub fn safe(title: impl Into<String>, edits: Vec<Edit>) -> Fix {
+        Fix::new(Applicability::Safe, title, edits)
+    }
+
+    pub fn is_applicable(&self, threshold: Applicability) -> bool {
+        self.applicability >= threshold && self.applicability != Applicability::DisplayOnly
+    }
+}
