@@ -214,3 +214,15 @@ fn an_import_is_added_once_for_all_fixes() {
         "\"\"\"Doc.\"\"\"\nfrom torch.cuda import amp\nimport torch\n\nwith torch.amp.autocast(\"cuda\"):\n    s = torch.amp.GradScaler(\"cuda\")\n"
     );
 }
+
+#[test]
+fn fixes_follow_quotes_and_survive_non_ascii_and_syntax_errors_elsewhere() {
+    let source = "from torch.cuda.amp import GradScaler\nnom = 'x'\nmesure_données = GradScaler(init_scale=2.0)  # échelle\n\ndef broken(:\n    pass\n";
+    let result = fix_all(source, Path::new("t.py"), &RuleSettings::default());
+    assert_eq!(
+        result.text,
+        "from torch.amp import GradScaler\nnom = 'x'\nmesure_données = GradScaler('cuda', init_scale=2.0)  # échelle\n\ndef broken(:\n    pass\n"
+    );
+    assert_eq!(result.applied, 1);
+    assert!(result.dropped.is_empty());
+}

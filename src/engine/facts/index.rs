@@ -182,26 +182,12 @@ impl<'t> FileIndex<'t> {
                 self.parameter(parent.parent()?)
             }
             "as_pattern_target" => Some(make(BindingKind::Other, parent, parent.end_byte())),
-            "pattern_list"
-            | "tuple_pattern"
-            | "list_pattern"
-            | "list_splat_pattern"
-            | "expression_list"
-            | "tuple"
-            | "list"
-            | "parenthesized_expression" => {
+            kind if is_destructuring(kind) => {
                 // Climb out of the destructuring pattern to what binds it.
                 let mut target = parent;
                 while let Some(up) = target.parent() {
                     match up.kind() {
-                        "pattern_list"
-                        | "tuple_pattern"
-                        | "list_pattern"
-                        | "list_splat_pattern"
-                        | "expression_list"
-                        | "tuple"
-                        | "list"
-                        | "parenthesized_expression" => target = up,
+                        kind if is_destructuring(kind) => target = up,
                         "assignment" if up.child_by_field_name("left").is_some_and(|l| l.id() == target.id()) => {
                             let value = innermost_assigned_value(up.child_by_field_name("right")?);
                             return Some(make(BindingKind::Unpacked(value), statement_of(up), up.end_byte()));
@@ -332,6 +318,21 @@ fn innermost_assigned_value(mut right: Node) -> Node {
     right
 }
 
+/// Node kinds that group several assignment or loop targets (`a, (b, c)`, `[a, *b]`).
+fn is_destructuring(kind: &str) -> bool {
+    matches!(
+        kind,
+        "pattern_list"
+            | "tuple_pattern"
+            | "list_pattern"
+            | "list_splat_pattern"
+            | "expression_list"
+            | "tuple"
+            | "list"
+            | "parenthesized_expression"
+    )
+}
+
 /// The plain names bound by an assignment or loop target (`a`, `a, (b, c)`, `[a, *b]`).
 pub fn target_names(target: Node) -> Vec<Node> {
     let mut names = Vec::new();
@@ -339,14 +340,7 @@ pub fn target_names(target: Node) -> Vec<Node> {
     while let Some(node) = stack.pop() {
         match node.kind() {
             "identifier" => names.push(node),
-            "pattern_list"
-            | "tuple_pattern"
-            | "list_pattern"
-            | "list_splat_pattern"
-            | "expression_list"
-            | "tuple"
-            | "list"
-            | "parenthesized_expression" => {
+            kind if is_destructuring(kind) => {
                 let mut cursor = node.walk();
                 stack.extend(node.named_children(&mut cursor));
             }
