@@ -29,14 +29,6 @@ impl LineIndex {
         }
     }
 
-    pub fn line_start(&self, line: usize) -> usize {
-        self.line_starts[line]
-    }
-
-    pub fn line_count(&self) -> usize {
-        self.line_starts.len()
-    }
-
     /// The text of zero-based `line`, without its line ending.
     pub fn line_text<'t>(&self, text: &'t str, line: usize) -> &'t str {
         let start = self.line_starts[line];
@@ -64,6 +56,6 @@ mod tests {
         assert_eq!(index.location(text, x), Location { row: 2, column: 12 });
         assert_eq!(index.line_text(text, 1), "print('é', x)");
         assert_eq!(index.location(text, text.len()), Location { row: 3, column: 5 });
-        assert_eq!(index.line_count(), 3);
+        assert_eq!(index.line_text(text, 2), "last");
     }
 }

@@ -240,23 +240,20 @@ fn process(input: Input, settings: &RuleSettings, mode: Mode) -> Outcome {
             at.row, at.column, dropped.code
         ));
     }
+    let changed = result.text != source;
     let mut diff = None;
     let mut fixed_text = None;
-    if result.text != source {
-        match (mode, &input) {
-            (Mode::Diff(_), _) => diff = Some(unified_diff(&shown, source, &result.text)),
-            (_, Input::Stdin(_)) => fixed_text = Some(format!("{bom}{}", result.text)),
-            (_, Input::File(path)) => {
-                if let Err(e) = write_atomically(path, format!("{bom}{}", result.text).as_bytes()) {
-                    return Outcome::Failed {
-                        path: shown,
-                        reason: format!("cannot write the fixes: {e}; the file is unchanged"),
-                    };
-                }
+    match (mode, &input) {
+        (Mode::Diff(_), _) if changed => diff = Some(unified_diff(&shown, source, &result.text)),
+        // Standard input: the (possibly unchanged) text is the output.
+        (Mode::Fix(_), Input::Stdin(_)) => fixed_text = Some(format!("{bom}{}", result.text)),
+        (Mode::Fix(_), Input::File(path)) if changed => {
+            if let Err(e) = write_atomically(path, format!("{bom}{}", result.text).as_bytes()) {
+                let reason = format!("cannot write the fixes: {e}; the file is unchanged");
+                return Outcome::Failed { path: shown, reason };
             }
         }
-    } else if let Input::Stdin(_) = input {
-        fixed_text = Some(text.clone()).filter(|_| matches!(mode, Mode::Fix(_)));
+        _ => {}
     }
     let mut file = LintedFile::new(shown, result.text, result.remaining);
     file.fixed = result.applied;

@@ -155,7 +155,7 @@ pub fn is_name_reference(identifier: Node) -> bool {
     !(parent.kind() == "attribute" && is_field("attribute") || parent.kind() == "keyword_argument" && is_field("name"))
 }
 
-/// Whether any identifier under `root` is spelled `name`.
+/// Whether `root` contains the name or dotted name `name` (`losses`, `self.losses`).
 pub fn mentions(root: Node, name: &str, source: &str) -> bool {
-    descendants(root).any(|n| n.kind() == "identifier" && text(n, source) == name)
+    descendants(root).any(|n| matches!(n.kind(), "identifier" | "attribute") && text(n, source) == name)
 }

@@ -150,7 +150,7 @@ fn accumulated_for_backward(checker: &Checker, container: Node, store: Node, val
         .facts
         .calls_named(&BACKWARD_NAMES)
         .into_iter()
-        .any(|call| tree::enclosing_body(call).id() == body.id() && mentions_text(call, name, source));
+        .any(|call| tree::enclosing_body(call).id() == body.id() && tree::mentions(call, name, source));
     let is_list = container.parent().is_some_and(|p| p.kind() == "attribute")
         || value.parent().is_some_and(|p| p.kind() == "list");
     backward_mentions || returns(checker, body, name, !is_list)
@@ -204,10 +204,6 @@ fn carries(expr: Node, name: &str, source: &str, bare: bool) -> bool {
 }
 
 const BACKWARD_NAMES: [&str; 2] = ["backward", "manual_backward"];
-
-fn mentions_text(node: Node, name: &str, source: &str) -> bool {
-    tree::descendants(node).any(|n| matches!(n.kind(), "identifier" | "attribute") && tree::text(n, source) == name)
-}
 
 enum GraphRelease {
     Freed,

@@ -46,8 +46,4 @@ impl<'t> Facts<'t> {
         calls.sort_by_key(|c| c.start_byte());
         calls
     }
-
-    pub fn callee_qualified_name(&self, call: Node<'t>) -> Option<String> {
-        names::callee_qualified_name(self.index(), call, self.source)
-    }
 }

@@ -40,8 +40,3 @@ fn resolve<'t>(index: &FileIndex<'t>, node: Node<'t>, source: &str, depth: usize
         _ => None,
     }
 }
-
-/// The qualified name of the callee of `call`.
-pub fn callee_qualified_name<'t>(index: &FileIndex<'t>, call: Node<'t>, source: &str) -> Option<String> {
-    qualified_name(index, call.child_by_field_name("function")?, source)
-}
