@@ -9,5 +9,6 @@ pub mod engine;
 pub mod fix;
 pub mod render;
 pub mod rules;
+pub mod server;
 pub mod source;
 pub mod suppress;

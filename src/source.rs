@@ -29,6 +29,14 @@ impl LineIndex {
         }
     }
 
+    pub fn line_start(&self, line: usize) -> usize {
+        self.line_starts[line]
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.line_starts.len()
+    }
+
     /// The text of zero-based `line`, without its line ending.
     pub fn line_text<'t>(&self, text: &'t str, line: usize) -> &'t str {
         let start = self.line_starts[line];

@@ -28,6 +28,8 @@ enum Command {
     },
     /// Print a rule's documentation, by code (OOM001) or name (loss-tensor-kept).
     Rule { name: String },
+    /// Run the language server over standard input and output.
+    Server,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -89,6 +91,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Rules { output_format } => rules_command::list(output_format == ListFormat::Json),
         Command::Rule { name } => rules_command::show(&name),
+        Command::Server => return crate::server::run(),
     };
     ExitCode::from(status)
 }

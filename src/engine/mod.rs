@@ -67,7 +67,12 @@ thread_local! {
 }
 
 pub fn parse(source: &str) -> Option<Tree> {
-    PARSER.with(|p| p.borrow_mut().parse(source, None))
+    reparse(source, None)
+}
+
+/// Parse `source`, reusing `old` (already `Tree::edit`ed to match) where it still holds.
+pub fn reparse(source: &str, old: Option<&Tree>) -> Option<Tree> {
+    PARSER.with(|p| p.borrow_mut().parse(source, old))
 }
 
 impl Engine {
@@ -100,6 +105,13 @@ impl Engine {
 
     /// Lint one file's text. `path` is used for file-name heuristics and is not read.
     pub fn lint(&self, source: &str, path: &Path, settings: &RuleSettings) -> FileReport {
+        self.lint_parsed(source, None, path, settings)
+    }
+
+    /// Lint with a tree already parsed from `source` (the language server keeps one per
+    /// document and reparses it incrementally); without one, parse only when some
+    /// enabled rule could match.
+    pub fn lint_parsed(&self, source: &str, tree: Option<&Tree>, path: &Path, settings: &RuleSettings) -> FileReport {
         if Suppressions::ignores_whole_file(source) {
             return FileReport::default();
         }
@@ -112,7 +124,17 @@ impl Engine {
         if !active.contains(&true) {
             return FileReport::default();
         }
-        let Some(tree) = parse(source) else { return FileReport::default() };
+        let parsed;
+        let tree = match tree {
+            Some(tree) => tree,
+            None => match parse(source) {
+                Some(tree) => {
+                    parsed = tree;
+                    &parsed
+                }
+                None => return FileReport::default(),
+            },
+        };
         let root = tree.root_node();
         let syntax_errors = syntax::errors(root, source);
         let facts = Facts::new(source, root, path);

@@ -1,0 +1,85 @@
+//! An open document: its text, version and syntax tree. Each change edits the stored
+//! tree (`Tree::edit`) and reparses incrementally from it.
+
+use super::position::{Encoding, to_offset};
+use crate::engine::reparse;
+use crate::source::LineIndex;
+use tower_lsp_server::ls_types::TextDocumentContentChangeEvent;
+use tree_sitter::{InputEdit, Point, Tree};
+
+pub struct Document {
+    pub text: String,
+    pub version: i32,
+    pub tree: Option<Tree>,
+    pub index: LineIndex,
+}
+
+impl Document {
+    pub fn new(text: String, version: i32) -> Document {
+        let tree = reparse(&text, None);
+        let index = LineIndex::new(&text);
+        Document { text, version, tree, index }
+    }
+
+    /// Apply one change; an edit outside the document is refused and changes nothing.
+    pub fn apply(&mut self, change: &TextDocumentContentChangeEvent, encoding: Encoding) -> Result<(), String> {
+        let Some(range) = change.range else {
+            *self = Document::new(change.text.clone(), self.version);
+            return Ok(());
+        };
+        let start = to_offset(&self.text, &self.index, range.start, encoding)?;
+        let end = to_offset(&self.text, &self.index, range.end, encoding)?;
+        if start > end {
+            return Err(format!("edit range ends before it starts ({start} > {end})"));
+        }
+        let start_position = point(&self.index, start);
+        let old_end_position = point(&self.index, end);
+        self.text.replace_range(start..end, &change.text);
+        self.index = LineIndex::new(&self.text);
+        let new_end = start + change.text.len();
+        let edit = InputEdit {
+            start_byte: start,
+            old_end_byte: end,
+            new_end_byte: new_end,
+            start_position,
+            old_end_position,
+            new_end_position: point(&self.index, new_end),
+        };
+        if let Some(tree) = &mut self.tree {
+            tree.edit(&edit);
+        }
+        self.tree = reparse(&self.text, self.tree.as_ref());
+        Ok(())
+    }
+}
+
+fn point(index: &LineIndex, offset: usize) -> Point {
+    let row = index.line_of(offset);
+    Point { row, column: offset - index.line_start(row) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tower_lsp_server::ls_types::{Position, Range};
+
+    fn change(line: u32, from: u32, to: u32, text: &str) -> TextDocumentContentChangeEvent {
+        let range = Range { start: Position { line, character: from }, end: Position { line, character: to } };
+        TextDocumentContentChangeEvent { range: Some(range), range_length: None, text: text.to_string() }
+    }
+
+    #[test]
+    fn incremental_edits_match_a_fresh_parse() {
+        let mut document = Document::new("x = 'é'\nlosses.append(loss)\n".to_string(), 1);
+        document.apply(&change(1, 14, 18, "loss.item()"), Encoding::Utf16).unwrap();
+        document.apply(&change(0, 5, 6, "ü😀"), Encoding::Utf16).unwrap();
+        assert_eq!(document.text, "x = 'ü😀'\nlosses.append(loss.item())\n");
+        let fresh = Document::new(document.text.clone(), 1);
+        assert_eq!(
+            document.tree.as_ref().unwrap().root_node().to_sexp(),
+            fresh.tree.as_ref().unwrap().root_node().to_sexp()
+        );
+        assert!(document.apply(&change(9, 0, 1, "x"), Encoding::Utf16).is_err());
+        assert_eq!(document.text, fresh.text, "a refused edit changes nothing");
+    }
+}

@@ -1,0 +1,264 @@
+//! The language server in process: the real `LspService`, driven by JSON-RPC messages as
+//! a client sends them, with the messages it sends back collected.
+
+use futures::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tower::{Service, ServiceExt};
+use tower_lsp_server::LspService;
+use tower_lsp_server::jsonrpc::{Request, Response};
+
+const LEAKY: &str = "import torch\n\n\ndef collect(model, loader, criterion):\n    losses = []\n    for x, y in loader:\n        loss = criterion(model(x), y)\n        losses.append(loss)\n    return losses\n";
+const AMP: &str = "from torch.cuda.amp import autocast\n\nwith autocast():\n    pass\n";
+
+struct Session {
+    service: LspService<oomlint::server::Backend>,
+    from_server: mpsc::UnboundedReceiver<Request>,
+    next_id: i64,
+    dir: tempfile::TempDir,
+}
+
+impl Session {
+    /// Initialize with these client capabilities and options.
+    async fn start(capabilities: Value, options: Value) -> Session {
+        let (service, socket) = oomlint::server::service();
+        let (mut requests, mut responses) = socket.split();
+        let (tx, from_server) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Some(request) = requests.next().await {
+                // Answer the server's own requests (registrations, refreshes) at once.
+                if let Some(id) = request.id().cloned() {
+                    let _ = responses.send(Response::from_ok(id, Value::Null)).await;
+                }
+                let _ = tx.send(request);
+            }
+        });
+        let mut session = Session { service, from_server, next_id: 0, dir: tempfile::tempdir().unwrap() };
+        let root = format!("file://{}", session.dir.path().display());
+        let result = session
+            .request(
+                "initialize",
+                json!({"capabilities": capabilities, "initializationOptions": options, "rootUri": root}),
+            )
+            .await
+            .expect("initialize succeeds");
+        assert_eq!(result["serverInfo"]["name"], "oomlint");
+        session.notify("initialized", json!({})).await;
+        session
+    }
+
+    fn uri(&self, name: &str) -> String {
+        format!("file://{}/{name}", self.dir.path().display())
+    }
+
+    async fn request(&mut self, method: &'static str, params: Value) -> Result<Value, String> {
+        self.next_id += 1;
+        let request = Request::build(method).params(params).id(self.next_id).finish();
+        let response = self.service.ready().await.unwrap().call(request).await.unwrap().expect("a response");
+        response.into_parts().1.map_err(|e| e.message.to_string())
+    }
+
+    async fn notify(&mut self, method: &'static str, params: Value) {
+        let request = Request::build(method).params(params).finish();
+        let response = self.service.ready().await.unwrap().call(request).await.unwrap();
+        assert!(response.is_none());
+    }
+
+    async fn open(&mut self, name: &str, text: &str) -> String {
+        let uri = self.uri(name);
+        let item = json!({"uri": uri, "languageId": "python", "version": 1, "text": text});
+        self.notify("textDocument/didOpen", json!({"textDocument": item})).await;
+        uri
+    }
+
+    async fn change(&mut self, uri: &str, version: i32, changes: Value) {
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": changes}),
+        )
+        .await;
+    }
+
+    /// The next message from the server with this method.
+    async fn next(&mut self, method: &str) -> Value {
+        let wait = async {
+            loop {
+                let message = self.from_server.recv().await.expect("server still running");
+                if message.method() == method {
+                    let (_, _, params) = message.into_parts();
+                    return params.unwrap_or(Value::Null);
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), wait).await.unwrap_or_else(|_| panic!("no {method}"))
+    }
+
+    /// The next diagnostics published for `uri`.
+    async fn diagnostics(&mut self, uri: &str) -> Value {
+        loop {
+            let published = self.next("textDocument/publishDiagnostics").await;
+            if published["uri"] == uri {
+                return published;
+            }
+        }
+    }
+}
+
+fn codes(published: &Value) -> Vec<String> {
+    published["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap().to_string()).collect()
+}
+
+#[tokio::test]
+async fn diagnostics_follow_edits_and_clear_on_close() {
+    let mut s = Session::start(json!({}), json!({"debounceMs": 0})).await;
+    let uri = s.open("train.py", LEAKY).await;
+    let published = s.diagnostics(&uri).await;
+    assert_eq!(codes(&published), ["OOM001"]);
+    assert_eq!(published["version"], 1);
+    let diagnostic = &published["diagnostics"][0];
+    assert_eq!(diagnostic["source"], "oomlint");
+    assert_eq!(diagnostic["severity"], 1);
+    assert_eq!(diagnostic["range"], json!({"start": {"line": 7, "character": 8}, "end": {"line": 7, "character": 27}}));
+    // Fix it by hand: append `.item()` after `loss` on line 8.
+    let at = json!({"start": {"line": 7, "character": 26}, "end": {"line": 7, "character": 26}});
+    s.change(&uri, 2, json!([{"range": at, "text": ".item()"}])).await;
+    let published = s.diagnostics(&uri).await;
+    assert_eq!(published["version"], 2);
+    assert_eq!(codes(&published), Vec::<String>::new());
+    s.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}})).await;
+    assert_eq!(codes(&s.diagnostics(&uri).await), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn positions_follow_the_negotiated_encoding() {
+    let text = "from torch.cuda.amp import autocast\nx = 'é😀'; y = autocast()\n";
+    for (offered, expected_kind, character) in
+        [(json!(["utf-8", "utf-16"]), "utf-8", 18), (json!(["utf-16"]), "utf-16", 15)]
+    {
+        let mut s = Session::start(json!({"general": {"positionEncodings": offered}}), json!({"debounceMs": 0})).await;
+        let uri = s.open("u.py", text).await;
+        let published = s.diagnostics(&uri).await;
+        assert_eq!(published["diagnostics"][0]["range"]["start"]["character"], character, "{expected_kind}");
+        assert_eq!(published["diagnostics"][0]["tags"], json!([2]), "OOM003 is tagged deprecated");
+    }
+}
+
+#[tokio::test]
+async fn quick_fix_ignore_and_fix_all() {
+    let mut s = Session::start(json!({}), json!({"debounceMs": 0})).await;
+    let uri = s.open("amp.py", AMP).await;
+    let published = s.diagnostics(&uri).await;
+    let diagnostic = published["diagnostics"][0].clone();
+    let range = diagnostic["range"].clone();
+    let actions = s
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": range, "context": {"diagnostics": [diagnostic]}}),
+        )
+        .await
+        .unwrap();
+    let titles: Vec<&str> = actions.as_array().unwrap().iter().map(|a| a["title"].as_str().unwrap()).collect();
+    assert_eq!(
+        titles,
+        ["oomlint: Use `torch.amp.autocast` with device \"cuda\"", "oomlint: Ignore OOM003 on this line"]
+    );
+    let fix = &actions[0];
+    assert_eq!(fix["isPreferred"], true);
+    let edits = fix["edit"]["changes"][&uri].as_array().unwrap();
+    assert_eq!(edits.len(), 2, "the import and the call");
+    let ignore = &actions[1]["edit"]["changes"][&uri][0];
+    assert_eq!(ignore["newText"], "  # oomlint: ignore[OOM003]");
+    let all = s
+        .request("textDocument/codeAction", json!({"textDocument": {"uri": uri}, "range": range, "context": {"diagnostics": [], "only": ["source.fixAll"]}}))
+        .await
+        .unwrap();
+    assert_eq!(all[0]["kind"], "source.fixAll.oomlint");
+    assert_eq!(
+        all[0]["edit"]["changes"][&uri][0]["newText"],
+        "from torch.amp import autocast\n\nwith autocast(\"cuda\"):\n    pass\n"
+    );
+}
+
+#[tokio::test]
+async fn hover_quotes_the_rule_and_its_cost() {
+    let mut s = Session::start(json!({}), json!({"debounceMs": 0})).await;
+    let uri = s.open("train.py", LEAKY).await;
+    s.diagnostics(&uri).await;
+    let hover = s
+        .request("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": {"line": 7, "character": 12}}))
+        .await
+        .unwrap();
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(
+        text.contains("OOM001 loss-tensor-kept") && text.contains("Measured cost") && text.contains("2,184 MiB"),
+        "{text}"
+    );
+    assert!(text.contains("**Fix**"), "{text}");
+    let nothing = s
+        .request("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": {"line": 0, "character": 1}}))
+        .await
+        .unwrap();
+    assert_eq!(nothing, Value::Null);
+}
+
+#[tokio::test]
+async fn pull_diagnostics_when_the_client_supports_them() {
+    let mut s = Session::start(json!({"textDocument": {"diagnostic": {}}}), json!({"debounceMs": 0})).await;
+    let uri = s.open("amp.py", AMP).await;
+    let report = s.request("textDocument/diagnostic", json!({"textDocument": {"uri": uri}})).await.unwrap();
+    assert_eq!(report["kind"], "full");
+    assert_eq!(report["items"][0]["code"], "OOM003");
+}
+
+#[tokio::test]
+async fn client_settings_and_config_files() {
+    let mut s = Session::start(json!({}), json!({"oomlint": {"ignore": ["OOM003"], "debounceMs": 0}})).await;
+    let uri = s.open("amp.py", AMP).await;
+    assert_eq!(codes(&s.diagnostics(&uri).await), Vec::<String>::new(), "ignored by initializationOptions");
+    s.notify("workspace/didChangeConfiguration", json!({"settings": {"oomlint": {"ignore": []}}})).await;
+    assert_eq!(codes(&s.diagnostics(&uri).await), ["OOM003"]);
+
+    // A config file that ignores the rule, then a broken edit of it.
+    let config = s.dir.path().join("oomlint.toml");
+    std::fs::write(&config, "ignore = [\"OOM003\"]\n").unwrap();
+    let config_uri = s.uri("oomlint.toml");
+    s.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": config_uri, "type": 1}]})).await;
+    assert_eq!(codes(&s.diagnostics(&uri).await), Vec::<String>::new());
+    std::fs::write(&config, "ignore = [\"OOM003\"\n").unwrap();
+    s.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": config_uri, "type": 2}]})).await;
+    let message = s.next("window/showMessage").await;
+    assert!(message["message"].as_str().unwrap().contains("oomlint.toml"), "{message}");
+    assert_eq!(codes(&s.diagnostics(&uri).await), Vec::<String>::new(), "the last good config stays in force");
+
+    s.notify("workspace/didChangeConfiguration", json!({"settings": {"oomlint": {"enable": false}}})).await;
+    let message = s.next("textDocument/publishDiagnostics").await;
+    assert_eq!(message["diagnostics"], json!([]));
+}
+
+#[tokio::test]
+async fn bad_input_never_crashes_the_server() {
+    let mut s = Session::start(json!({}), json!({"debounceMs": 0})).await;
+    // A change for a document that is not open, and an edit past the end.
+    s.change("file:///nowhere.py", 2, json!([{"text": "x"}])).await;
+    assert!(s.next("window/logMessage").await["message"].as_str().unwrap().contains("not open"));
+    let uri = s.open("t.py", AMP).await;
+    s.diagnostics(&uri).await;
+    let far = json!({"start": {"line": 90, "character": 0}, "end": {"line": 91, "character": 0}});
+    s.change(&uri, 2, json!([{"range": far, "text": "x"}])).await;
+    assert!(s.next("window/logMessage").await["message"].as_str().unwrap().contains("refused"));
+    // A stale version is ignored.
+    s.change(&uri, 1, json!([{"text": "print(1)\n"}])).await;
+    assert!(s.next("window/logMessage").await["message"].as_str().unwrap().contains("stale"));
+    // Unknown methods and malformed params get error responses.
+    assert!(s.request("oomlint/unknown", json!({})).await.is_err());
+    assert!(s.request("textDocument/hover", json!({"nonsense": true})).await.is_err());
+    // A file with syntax errors, and a large one.
+    let broken = s.open("broken.py", &format!("def broken(:\n{AMP}")).await;
+    assert_eq!(codes(&s.diagnostics(&broken).await), ["OOM003"]);
+    let large: String = (0..50_000).map(|i| format!("x{i} = {i}\n")).collect::<String>() + AMP;
+    let big = s.open("big.py", &large).await;
+    assert_eq!(codes(&s.diagnostics(&big).await), ["OOM003"]);
+    // Still answering.
+    assert_eq!(s.request("shutdown", Value::Null).await, Ok(Value::Null));
+}
