@@ -262,3 +262,42 @@ async fn bad_input_never_crashes_the_server() {
     // Still answering.
     assert_eq!(s.request("shutdown", Value::Null).await, Ok(Value::Null));
 }
+
+/// Frame a JSON-RPC message for stdio.
+fn frame(message: Value) -> Vec<u8> {
+    let body = message.to_string();
+    format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
+}
+
+#[test]
+fn the_binary_exits_on_exit_even_with_stdin_open() {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_oomlint"))
+        .arg("server")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"Content-Length: 5\r\n\r\n{oops").unwrap();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}),
+        json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+        json!({"jsonrpc": "2.0", "method": "exit"}),
+    ] {
+        stdin.write_all(&frame(message)).unwrap();
+    }
+    stdin.flush().unwrap();
+    // stdin stays open: the server must still exit.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "{status}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the server did not exit");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(stdin);
+}

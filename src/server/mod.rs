@@ -66,6 +66,8 @@ struct State {
     /// Configuration errors already shown, so each is shown once.
     shown_errors: HashSet<String>,
     pull_diagnostics: bool,
+    /// The client accepts a registration for config file changes.
+    watch_files: bool,
     /// The latest findings per document, with the version they belong to.
     results: HashMap<Uri, (i32, Vec<Diagnostic>)>,
 }
@@ -210,10 +212,16 @@ impl LanguageServer for Backend {
         let capabilities = &params.capabilities;
         let encoding = Encoding::negotiate(capabilities.general.as_ref().and_then(|g| g.position_encodings.as_deref()));
         let pull = capabilities.text_document.as_ref().is_some_and(|t| t.diagnostic.is_some());
+        let watch_files = capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.did_change_watched_files.as_ref())
+            .is_some_and(|w| w.dynamic_registration == Some(true));
         let settings_error = {
             let mut state = self.state();
             state.encoding = Some(encoding);
             state.pull_diagnostics = pull;
+            state.watch_files = watch_files;
             match params.initialization_options.as_ref().map(|o| state.settings.updated(o)) {
                 Some(Ok(settings)) => {
                     state.settings = settings;
@@ -260,6 +268,10 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
+        // Without the registration, saving a config file in the editor still reloads it.
+        if !self.state().watch_files {
+            return;
+        }
         let watchers = ["**/pyproject.toml", "**/oomlint.toml"]
             .into_iter()
             .map(|glob| FileSystemWatcher { glob_pattern: GlobPattern::String(glob.to_string()), kind: None })
@@ -270,8 +282,9 @@ impl LanguageServer for Backend {
             method: "workspace/didChangeWatchedFiles".to_string(),
             register_options: serde_json::to_value(options).ok(),
         };
-        // Clients without dynamic registration say no; saving a config file still reloads.
-        let _ = self.client.register_capability(vec![registration]).await;
+        if let Err(e) = self.client.register_capability(vec![registration]).await {
+            self.client.log_message(MessageType::WARNING, format!("cannot watch config files: {e}")).await;
+        }
     }
 
     async fn shutdown(&self) -> Result<()> {

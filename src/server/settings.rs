@@ -35,7 +35,8 @@ impl ClientSettings {
     /// Read settings from a client's JSON; what it does not mention keeps `self`'s value.
     pub fn updated(&self, value: &serde_json::Value) -> Result<ClientSettings, String> {
         let value = value.get("oomlint").unwrap_or(value);
-        if value.is_null() {
+        // Lua clients send an empty table as `[]`.
+        if value.is_null() || value.as_array().is_some_and(Vec::is_empty) {
             return Ok(self.clone());
         }
         let raw: Raw = serde_json::from_value(value.clone()).map_err(|e| format!("oomlint settings: {e}"))?;
@@ -53,5 +54,23 @@ impl ClientSettings {
             next.debounce = Duration::from_millis(ms);
         }
         Ok(next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_client_settings_and_keeps_what_is_unsaid() {
+        let base = ClientSettings::default();
+        let next = base.updated(&json!({"oomlint": {"select": ["OOM00"], "debounceMs": 0}})).unwrap();
+        assert_eq!(next.overrides.select, Some(vec!["OOM00".to_string()]));
+        assert!(next.debounce.is_zero() && next.enable);
+        let same = next.updated(&json!({"oomlint": []})).unwrap();
+        assert_eq!(same.overrides.select, next.overrides.select, "an empty Lua table changes nothing");
+        assert!(base.updated(&json!({"ignore": ["OOM999"]})).unwrap_err().contains("OOM999"));
+        assert!(base.updated(&json!({"enable": "yes"})).is_err());
     }
 }
