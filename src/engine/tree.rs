@@ -21,8 +21,29 @@ pub fn text<'s>(node: Node, source: &'s str) -> &'s str {
 }
 
 /// Strict ancestors, innermost first.
-pub fn ancestors(node: Node) -> impl Iterator<Item = Node> {
-    std::iter::successors(node.parent(), |n| n.parent())
+///
+/// Computed by one descent from the root: `Node::parent` itself descends from the root
+/// on every call, so climbing parent by parent would repeat that descent per level (a
+/// long module's root has hundreds of children to scan each time).
+pub fn ancestors(node: Node) -> impl DoubleEndedIterator<Item = Node> {
+    let mut path = Vec::new();
+    let mut current = root_of(node);
+    while current.id() != node.id() {
+        path.push(current);
+        match current.child_with_descendant(node) {
+            Some(next) => current = next,
+            None => break,
+        }
+    }
+    path.into_iter().rev()
+}
+
+/// The root node of the tree `node` belongs to.
+pub fn root_of<'t>(node: Node<'t>) -> Node<'t> {
+    let raw = node.into_raw();
+    // SAFETY: `raw.tree` is the tree `node` borrows from, alive for `'t`; the root node
+    // it yields borrows the same tree.
+    unsafe { Node::from_raw(tree_sitter::ffi::ts_tree_root_node(raw.tree)) }
 }
 
 /// Ancestors up to and including the innermost enclosing function (or to the root).

@@ -142,13 +142,18 @@ fn container_root(mut node: Node) -> Node {
 /// or a function that returns the accumulated tensor to a caller that backpropagates
 /// (`return total`, `return torch.stack(losses)`; a bare `return losses` list is as
 /// likely a history, so it does not count).
-fn accumulated_for_backward(checker: &Checker, container: Node, store: Node, value: Node) -> bool {
+fn accumulated_for_backward<'t>(
+    checker: &Checker<'_, 't>,
+    container: Node<'t>,
+    store: Node<'t>,
+    value: Node<'t>,
+) -> bool {
     let body = tree::enclosing_body(store);
     let name = checker.text(container);
     let source = checker.source();
     let backward_mentions = checker
         .facts
-        .calls_named(&BACKWARD_NAMES)
+        .calls_named(&BACKWARD_NAMES, body)
         .into_iter()
         .any(|call| tree::enclosing_body(call).id() == body.id() && tree::mentions(call, name, source));
     let is_list = container.parent().is_some_and(|p| p.kind() == "attribute")
@@ -223,13 +228,12 @@ fn overwrites_one_slot(store: Node) -> bool {
 /// Whether something frees the graph of what is stored in `region` each step: a
 /// `backward()` there, a Lightning `training_step` (the trainer calls backward), or a
 /// `return` that hands the value to a caller.
-fn graph_release(checker: &Checker, region: Node, value: Node) -> GraphRelease {
+fn graph_release<'t>(checker: &Checker<'_, 't>, region: Node<'t>, value: Node<'t>) -> GraphRelease {
     let source = checker.source();
     let function = if tree::is_function(region.kind()) { Some(region) } else { tree::enclosing_function(region) };
     let function_name = function.and_then(|f| f.child_by_field_name("name")).map(|n| tree::text(n, source));
     let returned = function.is_some_and(|f| returns(checker, f, tree::text(value, source), true));
-    let calls: Vec<Node> =
-        checker.facts.calls_named(&BACKWARD_NAMES).into_iter().filter(|&call| tree::contains(region, call)).collect();
+    let calls: Vec<Node> = checker.facts.calls_named(&BACKWARD_NAMES, region);
     if calls.is_empty() {
         if function_name == Some("training_step") || returned { GraphRelease::Freed } else { GraphRelease::Never }
     } else if calls

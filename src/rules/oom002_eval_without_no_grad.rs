@@ -158,7 +158,7 @@ fn after_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t 
     let body = tree::enclosing_body(call);
     let source = checker.source();
     let mut evaluated = None;
-    for mode_call in checker.facts.calls_named(&["eval", "train"]) {
+    for mode_call in checker.facts.calls_named(&["eval", "train"], body) {
         if mode_call.start_byte() >= call.start_byte() || tree::enclosing_body(mode_call).id() != body.id() {
             continue;
         }
@@ -176,10 +176,10 @@ fn after_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t 
     evaluated
 }
 
-fn trains(checker: &Checker, region: Node) -> bool {
+fn trains<'t>(checker: &Checker<'_, 't>, region: Node<'t>) -> bool {
     checker
         .facts
-        .calls_named(TRAINING_CALLS)
+        .calls_named(TRAINING_CALLS, region)
         .into_iter()
         .any(|c| tree::contains(region, c) && tree::method_receiver(c).is_some())
 }

@@ -187,10 +187,10 @@ fn is_inside_default(node: Node, params: Node) -> bool {
     })
 }
 
-fn backward_later_in(checker: &Checker, step: Node, call: Node) -> bool {
+fn backward_later_in<'t>(checker: &Checker<'_, 't>, step: Node<'t>, call: Node<'t>) -> bool {
     checker
         .facts
-        .calls_named(&["backward", "manual_backward"])
+        .calls_named(&["backward", "manual_backward"], step)
         .into_iter()
         .any(|c| tree::contains(step, c) && c.start_byte() > call.start_byte())
 }

@@ -146,7 +146,7 @@ impl<'t> Facts<'t> {
     /// A `torch.set_grad_enabled(False)` statement earlier in the same body, not undone.
     fn disabled_by_statement(&self, node: Node<'t>, body: Node<'t>) -> bool {
         let mut state = None;
-        for call in self.calls_named(&["set_grad_enabled"]) {
+        for call in self.calls_named(&["set_grad_enabled"], body) {
             if call.start_byte() >= node.start_byte()
                 || tree::enclosing_body(call).id() != tree::enclosing_body(node).id()
             {

@@ -50,6 +50,7 @@ pub struct FileIndex<'t> {
     /// comments, which are filtered out when mapped to nodes), built on first use.
     words: std::cell::OnceCell<HashMap<&'t str, Vec<usize>>>,
     occurrences: RefCell<HashMap<String, Rc<[Node<'t>]>>>,
+    calls: RefCell<HashMap<String, Rc<[Node<'t>]>>>,
     bindings: RefCell<HashMap<String, Rc<[Binding<'t>]>>>,
 }
 
@@ -60,6 +61,7 @@ impl<'t> FileIndex<'t> {
             source,
             words: std::cell::OnceCell::new(),
             occurrences: RefCell::default(),
+            calls: RefCell::default(),
             bindings: RefCell::default(),
         }
     }
@@ -82,9 +84,17 @@ impl<'t> FileIndex<'t> {
         found
     }
 
-    /// Calls made through `name`: `name(...)` and `x.name(...)`.
-    pub fn calls_named(&self, name: &str) -> Vec<Node<'t>> {
-        self.occurrences(name).iter().filter_map(|&identifier| call_through(identifier)).collect()
+    /// Calls made through `name` (`name(...)` and `x.name(...)`), in document order.
+    /// Cached: finding a node's parent walks down from the root, which is not cheap in a
+    /// long module.
+    pub fn calls_named(&self, name: &str) -> Rc<[Node<'t>]> {
+        if let Some(known) = self.calls.borrow().get(name) {
+            return known.clone();
+        }
+        let found: Rc<[Node<'t>]> =
+            self.occurrences(name).iter().filter_map(|&identifier| call_through(identifier)).collect();
+        self.calls.borrow_mut().insert(name.to_string(), found.clone());
+        found
     }
 
     /// Every binding of `name` in the file, sorted by where it takes effect.

@@ -39,10 +39,20 @@ impl<'t> Facts<'t> {
         names::qualified_name(self.index(), node, self.source)
     }
 
-    /// Calls made through any of `names` (`backward(...)`, `x.backward(...)`), in
-    /// document order.
-    pub fn calls_named(&self, names: &[&str]) -> Vec<Node<'t>> {
-        let mut calls: Vec<Node<'t>> = names.iter().flat_map(|n| self.index().calls_named(n)).collect();
+    /// Calls made through any of `names` (`backward(...)`, `x.backward(...)`) inside
+    /// `within`, in document order.
+    pub fn calls_named(&self, names: &[&str], within: Node<'t>) -> Vec<Node<'t>> {
+        let mut calls: Vec<Node<'t>> = names
+            .iter()
+            .flat_map(|name| {
+                let all = self.index().calls_named(name);
+                // Sorted by position: the calls inside `within` are one contiguous run.
+                let first = all.partition_point(|c| c.start_byte() < within.start_byte());
+                let last = all.partition_point(|c| c.start_byte() < within.end_byte());
+                all[first..last].to_vec()
+            })
+            .filter(|c| c.end_byte() <= within.end_byte())
+            .collect();
         calls.sort_by_key(|c| c.start_byte());
         calls
     }
