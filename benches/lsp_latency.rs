@@ -91,10 +91,10 @@ impl Connection {
                 if stdout.read_exact(&mut body).is_err() {
                     return;
                 }
-                if let Ok(message) = serde_json::from_slice(&body) {
-                    if tx.send(message).is_err() {
-                        return;
-                    }
+                if let Ok(message) = serde_json::from_slice(&body)
+                    && tx.send(message).is_err()
+                {
+                    return;
                 }
             }
         });
