@@ -174,16 +174,7 @@ fn standard_input() {
         &["check", "-", "--output-format", "concise"][..],
         &["check", "--stdin-filename", "nb/amp.py", "--output-format", "concise"],
     ] {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_oomlint"))
-            .args(args)
-            .current_dir(dir.path())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child.stdin.take().unwrap().write_all(AMP.as_bytes()).unwrap();
-        let output = child.wait_with_output().unwrap();
+        let output = common::oomlint_with_stdin(args, dir.path(), AMP.as_bytes());
         let out = stdout(&output);
         assert_eq!(output.status.code(), Some(1));
         let name = if args[1] == "-" { "-" } else { "nb/amp.py" };

@@ -163,16 +163,8 @@ fn diff_prints_and_writes_nothing() {
 
 #[test]
 fn fix_on_standard_input_prints_the_fixed_text() {
-    use std::io::Write;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_oomlint"))
-        .args(["check", "--fix", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(AMP.as_bytes()).unwrap();
-    let output = child.wait_with_output().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let output = common::oomlint_with_stdin(&["check", "--fix", "-"], dir.path(), AMP.as_bytes());
     assert_eq!(String::from_utf8(output.stdout).unwrap(), FIXED_AMP);
     assert!(String::from_utf8(output.stderr).unwrap().contains("Fixed 1 problem."));
 }

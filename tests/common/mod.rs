@@ -42,10 +42,22 @@ pub fn rule_dir(rule: &Rule) -> String {
 
 /// Run the built `oomlint` binary.
 pub fn oomlint(args: &[&str], cwd: &Path) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_oomlint"))
+    oomlint_with_stdin(args, cwd, b"")
+}
+
+/// Run the built `oomlint` binary with `input` on its standard input.
+pub fn oomlint_with_stdin(args: &[&str], cwd: &Path, input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oomlint"))
         .args(args)
         .current_dir(cwd)
         .env_remove("NO_COLOR")
-        .output()
-        .expect("run oomlint")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run oomlint");
+    child.stdin.take().expect("piped stdin").write_all(input).expect("write stdin");
+    child.wait_with_output().expect("oomlint finishes")
 }
