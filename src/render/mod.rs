@@ -108,6 +108,7 @@ pub fn summary(files: &[LintedFile], fixes: &FixSummary) -> String {
     let applied_unsafe = fixes.fixing && fixes.unsafe_fixes;
     if !unsafe_.is_empty() && !applied_unsafe {
         let mut codes: Vec<&str> = unsafe_.iter().map(|d| d.code).collect();
+        codes.sort_unstable();
         codes.dedup();
         let (count, has) = match unsafe_.len() {
             1 => ("1 problem".to_string(), "has an unsafe fix"),

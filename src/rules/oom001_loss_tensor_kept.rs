@@ -4,7 +4,7 @@ use super::{Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::heuristics;
-use crate::engine::facts::index::BindingKind;
+use crate::engine::facts::index::{BindingKind, target_names};
 use crate::engine::facts::tensors::{GRAPH_KEEPING_METHODS, TensorValue};
 use crate::engine::tree;
 use crate::fix::{Applicability, Edit, Fix};
@@ -41,6 +41,12 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     }
     let step = tree::enclosing_loop(store);
     if !outlives_step(checker, container, step) || accumulated_for_backward(checker, container, store, value) {
+        return;
+    }
+    // Each step must build a graph of its own (a forward pass or a loss); slices of one
+    // graph made before the loop share it and cost nothing per step.
+    if step.is_some_and(|step| !tree::descendants(step).any(|n| n.kind() == "call" && facts.is_forward_or_loss_call(n)))
+    {
         return;
     }
     let region = step.unwrap_or_else(|| tree::enclosing_body(store));
@@ -107,6 +113,11 @@ fn outlives_step<'t>(checker: &Checker<'_, 't>, container: Node<'t>, step: Optio
     if name == "self" {
         return true;
     }
+    // A local list filled inside a forward pass is that pass's output, not a history.
+    let function_name = tree::enclosing_function(container).and_then(|f| f.child_by_field_name("name"));
+    if function_name.is_some_and(|n| heuristics::is_forward_method_name(checker.text(n))) {
+        return false;
+    }
     let index = checker.facts.index();
     let Some(scope) = index.scope_chain(root).into_iter().find(|&s| !index.bindings_in(s, name).is_empty()) else {
         return false; // never bound here: cannot tell
@@ -151,11 +162,24 @@ fn accumulated_for_backward<'t>(
     let body = tree::enclosing_body(store);
     let name = checker.text(container);
     let source = checker.source();
-    let backward_mentions = checker
-        .facts
-        .calls_named(&BACKWARD_NAMES, body)
-        .into_iter()
-        .any(|call| tree::enclosing_body(call).id() == body.id() && tree::mentions(call, name, source));
+    // What backward may be called on: the container, or a name read back from it later
+    // (`loss = losses[i]`, `for loss in losses`).
+    let mut names = vec![name];
+    for later in tree::descendants(body).filter(|n| n.start_byte() > store.end_byte()) {
+        let (target, read) = match later.kind() {
+            "assignment" => (later.child_by_field_name("left"), later.child_by_field_name("right")),
+            "for_statement" => (later.child_by_field_name("left"), later.child_by_field_name("right")),
+            _ => continue,
+        };
+        if let (Some(target), Some(read)) = (target, read)
+            && tree::mentions(read, name, source)
+        {
+            names.extend(target_names(target).into_iter().map(|n| tree::text(n, source)));
+        }
+    }
+    let backward_mentions = checker.facts.calls_named(&BACKWARD_NAMES, body).into_iter().any(|call| {
+        tree::enclosing_body(call).id() == body.id() && names.iter().any(|n| tree::mentions(call, n, source))
+    });
     let is_list = container.parent().is_some_and(|p| p.kind() == "attribute")
         || value.parent().is_some_and(|p| p.kind() == "list");
     backward_mentions || returns(checker, body, name, !is_list)

@@ -53,11 +53,27 @@ const MODEL_NAMES: &[&str] = &[
     "segmenter",
 ];
 
+/// Leading words that make a name a function about a network, not the network
+/// (`build_model`, `self._wrap_model`, `get_encoder`).
+const VERBS: &[&str] = &[
+    "get", "load", "build", "create", "make", "wrap", "unwrap", "init", "setup", "prepare", "save", "compile",
+    "freeze", "set", "copy", "clone", "export", "convert", "to", "from", "is", "has", "reset", "register", "apply",
+];
+
 /// `model`, `self.net`, `ddp_model`, `text_encoder`, `ResNet`: a name that holds a network.
 pub fn is_model_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     let words = words(name);
+    if words.len() > 1 && VERBS.contains(&words[0].as_str()) {
+        return false;
+    }
     MODEL_NAMES.contains(&lower.as_str()) || words.last().is_some_and(|w| MODEL_NAMES.contains(&w.as_str()))
+}
+
+/// `forward`, `_forward`, `forward_features`: code that runs inside one forward pass,
+/// where collecting tensors in a list is building the output, not keeping history.
+pub fn is_forward_method_name(name: &str) -> bool {
+    words(name).iter().any(|w| w == "forward")
 }
 
 fn model_names_alternation() -> String {
@@ -178,6 +194,7 @@ mod tests {
     fn recognises_models_losses_and_evaluation() {
         assert!(is_model_name("model") && is_model_name("ddp_model") && is_model_name("ResNet"));
         assert!(!is_model_name("optimizer") && !is_model_name("model_path_str") && !is_model_name("netloc"));
+        assert!(!is_model_name("_wrap_model") && !is_model_name("build_model") && is_model_name("teacher_model"));
         assert!(is_loss_function_name("criterion") && is_loss_function_name("loss_fn"));
         assert!(!is_loss_function_name("log_loss_value") && !is_loss_function_name("optimizer"));
         assert!(is_eval_function_name("run_validation", false) && is_eval_function_name("test", false));
