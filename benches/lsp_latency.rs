@@ -45,7 +45,7 @@ fn training_script() -> String {
     let mut i = 0;
     while text.lines().count() < LINES {
         text.push_str(&format!(
-            "\n\ndef train_{i}(model, loader, optimizer, criterion):\n    model.train()\n    history = []\n    for step, (x, y) in enumerate(loader):\n        optimizer.zero_grad()\n        loss = criterion(model(x), y)\n        loss.backward()\n        optimizer.step()\n        history.append(loss.item())\n    return history\n\n\n@torch.no_grad()\ndef evaluate_{i}(model, val_loader):\n    model.eval()\n    correct = 0\n    for x, y in val_loader:\n        correct += (model(x).argmax(1) == y).sum().item()\n    return correct  # edit here\n"
+            "\n\ndef train_{i}(model, loader, optimizer, criterion):\n    model.train()\n    history = []\n    for step, (x, y) in enumerate(loader):\n        optimizer.zero_grad()\n        loss = criterion(model(x), y)\n        loss.backward()\n        optimizer.step()\n        history.append(loss.item())\n    return history\n\n\n@torch.no_grad()\ndef evaluate_{i}(model, val_loader):\n    model.eval()\n    correct = 0\n    for x, y in val_loader:\n        correct += (model(x).argmax(1) == y).sum().item()\n    return correct\n"
         ));
         i += 1;
     }
@@ -165,9 +165,10 @@ fn measure(name: &str, command: &mut Command, script: &str, options: Value) -> L
         }
     };
     server.wait(published(1));
-    // Alternately type and delete one character at the end of a comment line.
-    let line = script.lines().position(|l| l.ends_with("# edit here")).unwrap();
-    let column = script.lines().nth(line).unwrap().len();
+    // Alternately type and delete one character inside an identifier in a function
+    // body, as when renaming a variable.
+    let line = script.lines().position(|l| l.contains("correct = 0")).unwrap();
+    let column = script.lines().nth(line).unwrap().find("correct").unwrap() + 3;
     let mut times = Vec::with_capacity(EDITS);
     for edit in 0..EDITS {
         let version = edit as i64 + 2;

@@ -301,3 +301,37 @@ fn the_binary_exits_on_exit_even_with_stdin_open() {
     }
     drop(stdin);
 }
+
+#[tokio::test]
+async fn relinting_one_statement_matches_a_full_lint() {
+    let text = format!(
+        "{LEAKY}\n\ndef later(model, val_loader):\n    model.eval()\n    for x in val_loader:\n        print(model(x))  # note\n\n\n{LEAKY}"
+    );
+    let mut s = Session::start(json!({}), json!({"debounceMs": 0})).await;
+    let uri = s.open("multi.py", &text).await;
+    assert_eq!(codes(&s.diagnostics(&uri).await), ["OOM001", "OOM002", "OOM001"]);
+    let lines: Vec<&str> = text.lines().collect();
+    let append_line = lines.iter().position(|l| l.contains("losses.append")).unwrap() as u32;
+    let note_line = lines.iter().position(|l| l.contains("# note")).unwrap() as u32;
+    // Local edits: break the first append's container name, type in a comment, undo.
+    let steps = [
+        (append_line, 10, 10, "z"), // lozsses.append(loss): unknown container, silent
+        (note_line, 30, 30, "!"),   // inside the comment
+        (append_line, 10, 11, ""),  // back to losses.append(loss)
+    ];
+    let mut current = text.clone();
+    for (i, (line, from, to, insert)) in steps.into_iter().enumerate() {
+        let version = i as i32 + 2;
+        let range = json!({"start": {"line": line, "character": from}, "end": {"line": line, "character": to}});
+        s.change(&uri, version, json!([{"range": range, "text": insert}])).await;
+        let published = s.diagnostics(&uri).await;
+        // The same text linted from scratch in a fresh session.
+        let mut edited: Vec<String> = current.lines().map(str::to_string).collect();
+        edited[line as usize].replace_range(from as usize..to as usize, insert);
+        current = edited.join("\n") + "\n";
+        let mut fresh = Session::start(json!({}), json!({"debounceMs": 0})).await;
+        let fresh_uri = fresh.open("multi.py", &current).await;
+        let expected = fresh.diagnostics(&fresh_uri).await;
+        assert_eq!(published["diagnostics"], expected["diagnostics"], "after step {i}");
+    }
+}

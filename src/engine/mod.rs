@@ -112,6 +112,19 @@ impl Engine {
     /// document and reparses it incrementally); without one, parse only when some
     /// enabled rule could match.
     pub fn lint_parsed(&self, source: &str, tree: Option<&Tree>, path: &Path, settings: &RuleSettings) -> FileReport {
+        self.lint_range(source, tree, path, settings, None)
+    }
+
+    /// Lint, reporting only findings inside `range` (the query runs over that range
+    /// alone): the language server relints the one statement an edit touched.
+    pub fn lint_range(
+        &self,
+        source: &str,
+        tree: Option<&Tree>,
+        path: &Path,
+        settings: &RuleSettings,
+        range: Option<std::ops::Range<usize>>,
+    ) -> FileReport {
         if Suppressions::ignores_whole_file(source) {
             return FileReport::default();
         }
@@ -141,6 +154,9 @@ impl Engine {
         let mut diagnostics = Vec::new();
         let mut reported = HashSet::new();
         let mut cursor = QueryCursor::new();
+        if let Some(range) = range.clone() {
+            cursor.set_byte_range(range);
+        }
         let mut matches = cursor.matches(&self.query, root, source.as_bytes());
         while let Some(found) = matches.next() {
             let rule_index = self.pattern_rule[found.pattern_index];
@@ -160,6 +176,9 @@ impl Engine {
             let rule = self.rules[rule_index];
             let mut checker = Checker { facts: &facts, rule, diagnostics: &mut diagnostics, reported: &mut reported };
             (rule.check)(&mut checker, &captured);
+        }
+        if let Some(range) = range {
+            diagnostics.retain(|d| range.start <= d.range.start && d.range.end <= range.end);
         }
         diagnostics.sort_by_key(|d| (d.range.start, d.code, d.range.end));
         diagnostics.dedup_by(|a, b| a.code == b.code && a.range == b.range);

@@ -1,6 +1,7 @@
 //! An open document: its text, version and syntax tree. Each change edits the stored
 //! tree (`Tree::edit`) and reparses incrementally from it.
 
+use super::incremental::{self, EditRecord};
 use super::position::{Encoding, to_offset};
 use crate::engine::reparse;
 use crate::source::LineIndex;
@@ -12,19 +13,30 @@ pub struct Document {
     pub version: i32,
     pub tree: Option<Tree>,
     pub index: LineIndex,
+    /// Changes applied since the findings last stored for this document.
+    pub edits: Vec<EditRecord>,
 }
 
 impl Document {
     pub fn new(text: String, version: i32) -> Document {
         let tree = reparse(&text, None);
         let index = LineIndex::new(&text);
-        Document { text, version, tree, index }
+        Document { text, version, tree, index, edits: Vec::new() }
     }
 
-    /// Apply one change; an edit outside the document is refused and changes nothing.
-    pub fn apply(&mut self, change: &TextDocumentContentChangeEvent, encoding: Encoding) -> Result<(), String> {
+    /// Apply one change made by `version`; an edit outside the document is refused and
+    /// changes nothing.
+    pub fn apply(
+        &mut self,
+        change: &TextDocumentContentChangeEvent,
+        encoding: Encoding,
+        version: i32,
+    ) -> Result<(), String> {
         let Some(range) = change.range else {
+            let old_len = self.text.len();
             *self = Document::new(change.text.clone(), self.version);
+            let whole = EditRecord { version, start: 0, old_end: old_len, new_end: self.text.len(), risky: true };
+            self.edits.push(whole);
             return Ok(());
         };
         let start = to_offset(&self.text, &self.index, range.start, encoding)?;
@@ -34,9 +46,12 @@ impl Document {
         }
         let start_position = point(&self.index, start);
         let old_end_position = point(&self.index, end);
+        let old_text = self.text.clone();
         self.text.replace_range(start..end, &change.text);
         self.index = LineIndex::new(&self.text);
         let new_end = start + change.text.len();
+        let risky = incremental::is_risky(&old_text, start, end, &self.text, new_end);
+        self.edits.push(EditRecord { version, start, old_end: end, new_end, risky });
         let edit = InputEdit {
             start_byte: start,
             old_end_byte: end,
@@ -71,15 +86,15 @@ mod tests {
     #[test]
     fn incremental_edits_match_a_fresh_parse() {
         let mut document = Document::new("x = 'é'\nlosses.append(loss)\n".to_string(), 1);
-        document.apply(&change(1, 14, 18, "loss.item()"), Encoding::Utf16).unwrap();
-        document.apply(&change(0, 5, 6, "ü😀"), Encoding::Utf16).unwrap();
+        document.apply(&change(1, 14, 18, "loss.item()"), Encoding::Utf16, 2).unwrap();
+        document.apply(&change(0, 5, 6, "ü😀"), Encoding::Utf16, 3).unwrap();
         assert_eq!(document.text, "x = 'ü😀'\nlosses.append(loss.item())\n");
         let fresh = Document::new(document.text.clone(), 1);
         assert_eq!(
             document.tree.as_ref().unwrap().root_node().to_sexp(),
             fresh.tree.as_ref().unwrap().root_node().to_sexp()
         );
-        assert!(document.apply(&change(9, 0, 1, "x"), Encoding::Utf16).is_err());
+        assert!(document.apply(&change(9, 0, 1, "x"), Encoding::Utf16, 4).is_err());
         assert_eq!(document.text, fresh.text, "a refused edit changes nothing");
     }
 }

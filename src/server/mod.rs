@@ -6,6 +6,7 @@
 
 mod convert;
 mod document;
+mod incremental;
 mod position;
 mod settings;
 
@@ -81,6 +82,9 @@ struct Snapshot {
     path: PathBuf,
     settings: Option<RuleSettings>,
     encoding: Encoding,
+    /// When only one top-level statement changed since the stored findings: its span
+    /// now, how much longer the text became, and those findings.
+    incremental: Option<(std::ops::Range<usize>, isize, Vec<Diagnostic>)>,
 }
 
 impl Backend {
@@ -112,6 +116,8 @@ impl Backend {
     }
 
     fn relint_all(&self) {
+        // Settings or configuration changed: no stored finding can be reused.
+        self.state().results.clear();
         let open: Vec<(Uri, i32)> = self.state().documents.iter().map(|(u, d)| (u.clone(), d.version)).collect();
         for (uri, version) in open {
             self.schedule(uri, version);
@@ -154,18 +160,25 @@ async fn lint(
         let path = uri.to_file_path().map(|p| p.into_owned()).unwrap_or_else(|| PathBuf::from("untitled.py"));
         let (settings, error) = rule_settings(&mut state, &path);
         let encoding = state.encoding.unwrap_or(Encoding::Utf16);
-        (Snapshot { uri: uri.clone(), version, text, tree, path, settings, encoding }, error)
+        let incremental = incremental_plan(&state, uri);
+        (Snapshot { uri: uri.clone(), version, text, tree, path, settings, encoding, incremental }, error)
     };
     if let Some(message) = error {
         client.show_message(MessageType::ERROR, message).await;
     }
-    let Snapshot { uri, version, text, tree, path, settings, encoding } = snapshot;
+    let Snapshot { uri, version, text, tree, path, settings, encoding, incremental } = snapshot;
     let found = match settings {
         Some(settings) => {
             let text = text.clone();
-            let linted =
-                tokio::task::spawn_blocking(move || Engine::get().lint_parsed(&text, tree.as_ref(), &path, &settings));
-            linted.await.ok()?.diagnostics
+            let linted = tokio::task::spawn_blocking(move || match incremental {
+                Some((unit, delta, previous)) => {
+                    let engine = Engine::get();
+                    let local = engine.lint_range(&text, tree.as_ref(), &path, &settings, Some(unit.clone()));
+                    incremental::merge(previous, local.diagnostics, &unit, delta)
+                }
+                None => Engine::get().lint_parsed(&text, tree.as_ref(), &path, &settings).diagnostics,
+            });
+            linted.await.ok()?
         }
         None => Vec::new(),
     };
@@ -176,8 +189,25 @@ async fn lint(
     if state.documents.get(&uri).is_none_or(|d| d.version != version) {
         return None;
     }
+    if let Some(document) = state.documents.get_mut(&uri) {
+        document.edits.retain(|e| e.version > version);
+    }
     state.results.insert(uri, (version, found));
     Some((version, converted))
+}
+
+/// Relint one statement instead of the file when every change since the stored
+/// findings stayed inside one top-level `def` or `class` and touched nothing that other
+/// statements depend on.
+fn incremental_plan(state: &State, uri: &Uri) -> Option<(std::ops::Range<usize>, isize, Vec<Diagnostic>)> {
+    let (_, previous) = state.results.get(uri)?;
+    let document = state.documents.get(uri)?;
+    if document.edits.is_empty() || document.edits.iter().any(|e| e.risky) {
+        return None;
+    }
+    let (span, delta) = incremental::dirty_span(&document.edits)?;
+    let unit = incremental::enclosing_unit(document.tree.as_ref()?, &span)?;
+    Some((unit, delta, previous.clone()))
 }
 
 /// The rule settings for `path` (`None` when the client disabled linting), and a
@@ -312,7 +342,7 @@ impl LanguageServer for Backend {
                 Some(document) => {
                     let mut problem = None;
                     for change in &params.content_changes {
-                        if let Err(e) = document.apply(change, encoding) {
+                        if let Err(e) = document.apply(change, encoding, version) {
                             problem = Some(format!("edit refused for {}: {e}", uri.as_str()));
                             break;
                         }

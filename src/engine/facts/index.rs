@@ -6,6 +6,7 @@
 use crate::engine::tree::{self, is_scope};
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::ops::Range;
 use std::rc::Rc;
 use tree_sitter::Node;
 
@@ -50,7 +51,6 @@ pub struct FileIndex<'t> {
     /// comments, which are filtered out when mapped to nodes), built on first use.
     words: std::cell::OnceCell<HashMap<&'t str, Vec<usize>>>,
     occurrences: RefCell<HashMap<String, Rc<[Node<'t>]>>>,
-    calls: RefCell<HashMap<String, Rc<[Node<'t>]>>>,
     bindings: RefCell<HashMap<String, Rc<[Binding<'t>]>>>,
 }
 
@@ -61,7 +61,6 @@ impl<'t> FileIndex<'t> {
             source,
             words: std::cell::OnceCell::new(),
             occurrences: RefCell::default(),
-            calls: RefCell::default(),
             bindings: RefCell::default(),
         }
     }
@@ -71,30 +70,34 @@ impl<'t> FileIndex<'t> {
         if let Some(known) = self.occurrences.borrow().get(name) {
             return known.clone();
         }
-        let words = self.words.get_or_init(|| word_offsets(self.source));
-        let found: Rc<[Node<'t>]> = words
-            .get(name)
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|&at| self.root.descendant_for_byte_range(at, at + name.len()))
-            .filter(|n| n.kind() == "identifier" && n.byte_range().len() == name.len())
-            .collect();
+        let found: Rc<[Node<'t>]> = self.occurrences_in(name, 0..self.source.len()).into();
         self.occurrences.borrow_mut().insert(name.to_string(), found.clone());
         found
     }
 
-    /// Calls made through `name` (`name(...)` and `x.name(...)`), in document order.
-    /// Cached: finding a node's parent walks down from the root, which is not cheap in a
-    /// long module.
-    pub fn calls_named(&self, name: &str) -> Rc<[Node<'t>]> {
-        if let Some(known) = self.calls.borrow().get(name) {
-            return known.clone();
-        }
-        let found: Rc<[Node<'t>]> =
-            self.occurrences(name).iter().filter_map(|&identifier| call_through(identifier)).collect();
-        self.calls.borrow_mut().insert(name.to_string(), found.clone());
-        found
+    /// The identifiers spelled `name` inside `range`, found from the word index without
+    /// touching the rest of the tree (mapping an offset to a node descends from the root,
+    /// so the fewer offsets the better).
+    pub fn occurrences_in(&self, name: &str, range: Range<usize>) -> Vec<Node<'t>> {
+        let words = self.words.get_or_init(|| word_offsets(self.source));
+        let positions = words.get(name).map(Vec::as_slice).unwrap_or_default();
+        let first = positions.partition_point(|&p| p < range.start);
+        let last = positions.partition_point(|&p| p < range.end);
+        positions[first..last]
+            .iter()
+            .filter_map(|&at| self.root.descendant_for_byte_range(at, at + name.len()))
+            .filter(|n| n.kind() == "identifier" && n.byte_range().len() == name.len())
+            .collect()
+    }
+
+    /// Calls made through `name` (`name(...)` and `x.name(...)`) inside `range`, in
+    /// document order.
+    pub fn calls_named_in(&self, name: &str, range: Range<usize>) -> Vec<Node<'t>> {
+        self.occurrences_in(name, range.clone())
+            .into_iter()
+            .filter_map(call_through)
+            .filter(|call| range.start <= call.start_byte() && call.end_byte() <= range.end)
+            .collect()
     }
 
     /// Every binding of `name` in the file, sorted by where it takes effect.
@@ -102,30 +105,39 @@ impl<'t> FileIndex<'t> {
         if let Some(known) = self.bindings.borrow().get(name) {
             return known.clone();
         }
-        let mut found: Vec<Binding<'t>> =
-            self.occurrences(name).iter().filter_map(|&identifier| self.classify(identifier)).collect();
-        found.sort_by_key(|b| b.visible_from);
-        let found: Rc<[Binding<'t>]> = found.into();
+        let found: Rc<[Binding<'t>]> = self.classify_all(self.occurrences(name).iter().copied()).into();
         self.bindings.borrow_mut().insert(name.to_string(), found.clone());
         found
     }
 
-    /// Bindings of `name` made directly in `scope`.
-    pub fn bindings_in(&self, scope: ScopeId, name: &str) -> Vec<Binding<'t>> {
-        self.bindings(name).iter().filter(|b| b.scope == scope).cloned().collect()
+    fn classify_all(&self, identifiers: impl Iterator<Item = Node<'t>>) -> Vec<Binding<'t>> {
+        let mut found: Vec<Binding<'t>> = identifiers.filter_map(|identifier| self.classify(identifier)).collect();
+        found.sort_by_key(|b| b.visible_from);
+        found
+    }
+
+    /// Bindings of `name` made directly in `scope` (a function, lambda or class node, or
+    /// the root), sorted by where they take effect. A function's own bindings are found
+    /// among the occurrences inside it alone.
+    pub fn bindings_in(&self, scope: Node<'t>, name: &str) -> Vec<Binding<'t>> {
+        if scope.id() == self.root.id() {
+            return self.bindings(name).iter().filter(|b| b.scope == scope.id()).cloned().collect();
+        }
+        let inside = self.occurrences_in(name, scope.byte_range());
+        self.classify_all(inside.into_iter()).into_iter().filter(|b| b.scope == scope.id()).collect()
     }
 
     /// Scopes whose bindings `node` can see, innermost first (class bodies are not
-    /// visible from the functions inside them, as in Python).
-    pub fn scope_chain(&self, node: Node<'t>) -> Vec<ScopeId> {
+    /// visible from the functions inside them, as in Python), the module last.
+    pub fn scope_chain(&self, node: Node<'t>) -> Vec<Node<'t>> {
         let mut chain = Vec::new();
         for ancestor in tree::ancestors(node) {
             let kind = ancestor.kind();
             if is_scope(kind) && (kind != "class_definition" || chain.is_empty()) {
-                chain.push(ancestor.id());
+                chain.push(ancestor);
             }
         }
-        chain.push(self.root.id());
+        chain.push(self.root);
         chain
     }
 
@@ -133,15 +145,15 @@ impl<'t> FileIndex<'t> {
     /// innermost scope that binds the name at all (a later one when none comes before,
     /// as for a name set further down a loop body).
     pub fn lookup(&self, name: &str, node: Node<'t>) -> Option<Binding<'t>> {
-        let bindings = self.bindings(name);
-        if bindings.is_empty() {
+        let words = self.words.get_or_init(|| word_offsets(self.source));
+        if !words.contains_key(name) {
             return None;
         }
         let at = node.start_byte();
         self.scope_chain(node).into_iter().find_map(|scope| {
-            let mut in_scope = bindings.iter().filter(|b| b.scope == scope);
-            let first = in_scope.clone().next()?;
-            Some(in_scope.rfind(|b| b.visible_from <= at).unwrap_or(first).clone())
+            let in_scope = self.bindings_in(scope, name);
+            let first = in_scope.first()?.clone();
+            Some(in_scope.into_iter().rev().find(|b| b.visible_from <= at).unwrap_or(first))
         })
     }
 

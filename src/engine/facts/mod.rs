@@ -42,17 +42,8 @@ impl<'t> Facts<'t> {
     /// Calls made through any of `names` (`backward(...)`, `x.backward(...)`) inside
     /// `within`, in document order.
     pub fn calls_named(&self, names: &[&str], within: Node<'t>) -> Vec<Node<'t>> {
-        let mut calls: Vec<Node<'t>> = names
-            .iter()
-            .flat_map(|name| {
-                let all = self.index().calls_named(name);
-                // Sorted by position: the calls inside `within` are one contiguous run.
-                let first = all.partition_point(|c| c.start_byte() < within.start_byte());
-                let last = all.partition_point(|c| c.start_byte() < within.end_byte());
-                all[first..last].to_vec()
-            })
-            .filter(|c| c.end_byte() <= within.end_byte())
-            .collect();
+        let mut calls: Vec<Node<'t>> =
+            names.iter().flat_map(|name| self.index().calls_named_in(name, within.byte_range())).collect();
         calls.sort_by_key(|c| c.start_byte());
         calls
     }
