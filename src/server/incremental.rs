@@ -71,7 +71,7 @@ fn names_across_statements(text: &str, word: &str) -> bool {
 /// The identifier-like word covering `start..end` (extended to word boundaries).
 fn word_around(text: &str, start: usize, end: usize) -> &str {
     let is_word = |c: char| c.is_alphanumeric() || c == '_';
-    let from = text[..start].rfind(|c: char| !is_word(c)).map_or(0, |i| i + 1);
+    let from = text[..start].char_indices().rev().find(|(_, c)| !is_word(*c)).map_or(0, |(i, c)| i + c.len_utf8());
     let to = text[end..].find(|c: char| !is_word(c)).map_or(text.len(), |i| end + i);
     &text[from..to]
 }
@@ -151,6 +151,8 @@ mod tests {
         assert!(risky("def evaluatex(model):\n    total = 1\n", 12, 12, 13));
         assert!(risky("def evaluate(model):\n     total = 1\n", 21, 21, 22));
         assert!(risky("def evaluate(model):\n    total = 1\n\n", 35, 35, 36));
+        // A non-word character of several bytes before the edit.
+        assert!(!is_risky("x = a—bc\n", 8, 8, "x = a—bzc\n", 9));
     }
 
     #[test]
