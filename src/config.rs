@@ -181,6 +181,14 @@ impl ConfigResolver {
         Ok(ConfigResolver { explicit, by_directory: HashMap::new(), defaults })
     }
 
+    /// The configuration in force for `file`, with the file's absolute path (the one
+    /// its globs are matched against).
+    pub fn for_file(&mut self, file: &Path) -> Result<(std::sync::Arc<Config>, PathBuf), ConfigError> {
+        let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+        let directory = absolute.parent().unwrap_or(Path::new("/")).to_path_buf();
+        Ok((self.for_directory(&directory)?, absolute))
+    }
+
     /// The configuration for files in `directory` (an absolute path).
     pub fn for_directory(&mut self, directory: &Path) -> Result<std::sync::Arc<Config>, ConfigError> {
         if let Some(explicit) = &self.explicit {

@@ -64,7 +64,6 @@ pub fn python_files(paths: &[PathBuf], resolver: &mut ConfigResolver) -> Discove
 }
 
 fn excluded(file: &Path, resolver: &mut ConfigResolver) -> Result<bool, ConfigError> {
-    let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
-    let directory = absolute.parent().unwrap_or(Path::new("/"));
-    Ok(resolver.for_directory(directory)?.excludes(&absolute))
+    let (config, absolute) = resolver.for_file(file)?;
+    Ok(config.excludes(&absolute))
 }

@@ -178,9 +178,8 @@ fn settings_for(
     resolver: &mut ConfigResolver,
     overrides: &Overrides,
 ) -> Result<RuleSettings, config::ConfigError> {
-    let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
-    let directory = absolute.parent().unwrap_or(Path::new("/"));
-    Ok(resolver.for_directory(directory)?.settings_for(&absolute, overrides))
+    let (config, absolute) = resolver.for_file(file)?;
+    Ok(config.settings_for(&absolute, overrides))
 }
 
 fn process(input: Input, settings: &RuleSettings, mode: Mode) -> Outcome {

@@ -9,7 +9,7 @@ pub fn render(files: &[LintedFile], color: bool, out: &mut dyn Write) -> io::Res
     let style = Style { color };
     for file in files {
         let index = LineIndex::new(&file.source);
-        for (diagnostic, start, end) in file.located() {
+        for (diagnostic, start, end) in file.located(&index) {
             let label = format!("{}[{}]", diagnostic.severity, diagnostic.code);
             writeln!(out, "{}: {}", style.severity(diagnostic.severity, &label), style.bold(&diagnostic.message))?;
             let line = start.row - 1;

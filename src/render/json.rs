@@ -51,7 +51,7 @@ pub fn render(files: &[LintedFile], out: &mut dyn Write) -> io::Result<()> {
     for file in files {
         let index = LineIndex::new(&file.source);
         let at = |offset| JsonLocation::from(index.location(&file.source, offset));
-        for (diagnostic, start, end) in file.located() {
+        for (diagnostic, start, end) in file.located(&index) {
             let fix = diagnostic.fix.as_ref().map(|fix| JsonFix {
                 applicability: fix.applicability.as_str(),
                 message: &fix.title,

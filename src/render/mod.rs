@@ -44,9 +44,11 @@ impl LintedFile {
         LintedFile { path, source, diagnostics, fixed: 0 }
     }
 
-    /// Start and end of each finding, with its line index computed once.
-    fn located(&self) -> impl Iterator<Item = (&Diagnostic, Location, Location)> {
-        let index = LineIndex::new(&self.source);
+    /// Start and end of each finding, located with the file's line index.
+    fn located<'f, 'i>(
+        &'f self,
+        index: &'i LineIndex,
+    ) -> impl Iterator<Item = (&'f Diagnostic, Location, Location)> + use<'f, 'i> {
         self.diagnostics
             .iter()
             .map(move |d| (d, index.location(&self.source, d.range.start), index.location(&self.source, d.range.end)))
