@@ -146,13 +146,13 @@ impl<'t> Facts<'t> {
     /// A `torch.set_grad_enabled(False)` statement earlier in the same body, not undone.
     fn disabled_by_statement(&self, node: Node<'t>, body: Node<'t>) -> bool {
         let mut state = None;
+        let home = tree::enclosing_body(node).id();
+        // `calls_named` already keeps to `body`.
         for call in self.calls_named(&["set_grad_enabled"], body) {
-            if call.start_byte() >= node.start_byte()
-                || tree::enclosing_body(call).id() != tree::enclosing_body(node).id()
-            {
+            if call.start_byte() >= node.start_byte() || tree::enclosing_body(call).id() != home {
                 continue;
             }
-            if call.parent().is_none_or(|p| p.kind() != "expression_statement") || !tree::contains(body, call) {
+            if call.parent().is_none_or(|p| p.kind() != "expression_statement") {
                 continue;
             }
             // Only statements at the body's top level, or in blocks that contain `node`.
