@@ -7,6 +7,7 @@ pub mod diagnostic;
 pub mod discover;
 pub mod engine;
 pub mod fix;
+pub mod measure;
 pub mod render;
 pub mod rules;
 pub mod server;

@@ -191,7 +191,10 @@ async fn hover_quotes_the_rule_and_its_cost() {
         .unwrap();
     let text = hover["contents"]["value"].as_str().unwrap();
     assert!(
-        text.contains("OOM001 loss-tensor-kept") && text.contains("Measured cost") && text.contains("2,184 MiB"),
+        text.contains("OOM001 loss-tensor-kept")
+            && text.contains("Measured cost")
+            && text.contains(&oomlint::rules::RULES[0].measured_cost())
+            && text.contains("MiB kept by the loss tensors"),
         "{text}"
     );
     assert!(text.contains("**Fix**"), "{text}");

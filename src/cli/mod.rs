@@ -1,6 +1,8 @@
-//! The command line: `oomlint check`, `oomlint rules`, `oomlint rule CODE`.
+//! The command line: `oomlint check`, `oomlint rules`, `oomlint rule CODE`, `oomlint server`,
+//! `oomlint measure`.
 
 mod check;
+mod measure_command;
 mod rules_command;
 
 use crate::render::OutputFormat;
@@ -30,10 +32,13 @@ enum Command {
     Rule { name: String },
     /// Run the language server over standard input and output.
     Server,
+    /// Run each rule's fixtures (or the reference table) under PyTorch and report what
+    /// they cost.
+    Measure(measure_command::MeasureArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ListFormat {
+pub enum ListFormat {
     Text,
     Json,
 }
@@ -92,6 +97,7 @@ pub fn main() -> ExitCode {
         Command::Rules { output_format } => rules_command::list(output_format == ListFormat::Json),
         Command::Rule { name } => rules_command::show(&name),
         Command::Server => return crate::server::run(),
+        Command::Measure(args) => measure_command::run(args),
     };
     ExitCode::from(status)
 }

@@ -14,7 +14,7 @@ pub fn list(as_json: bool) -> u8 {
                     "name": r.slug,
                     "default_severity": r.default_severity.as_str(),
                     "summary": r.summary,
-                    "cost": r.cost,
+                    "cost": r.measured_cost(),
                     "fix": r.fix_title,
                 })
             })

@@ -1,5 +1,5 @@
 //! Each finding with a code frame: the line before for context, the flagged line with
-//! the range underlined, and the help text.
+//! the range underlined, the help text, the rule's measured cost and the fix.
 
 use super::{LintedFile, Style};
 use crate::source::LineIndex;
@@ -36,6 +36,9 @@ pub fn render(files: &[LintedFile], color: bool, out: &mut dyn Write) -> io::Res
             writeln!(out, "{pad} {} {lead}{carets}", style.dim("|"))?;
             writeln!(out, "{pad} {}", style.dim("|"))?;
             writeln!(out, "{pad} {} {}", style.dim("="), format_args!("help: {}", diagnostic.help))?;
+            if let Some(rule) = crate::rules::find(diagnostic.code) {
+                writeln!(out, "{pad} {} cost: {}", style.dim("="), rule.measured_cost())?;
+            }
             if let Some(fix) = &diagnostic.fix {
                 writeln!(out, "{pad} {} fix ({}): {}", style.dim("="), fix.applicability.as_str(), fix.title)?;
             }

@@ -9,6 +9,7 @@ mod oom004_checkpoint_late_binding;
 
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
+use crate::measure::Cost;
 
 pub struct Rule {
     /// Public, stable identifier (`OOM001`).
@@ -18,8 +19,9 @@ pub struct Rule {
     pub default_severity: Severity,
     /// One line: what it finds.
     pub summary: &'static str,
-    /// The cost, as measured, quoted in messages' docs and hovers.
-    pub cost: &'static str,
+    /// How the cost is measured and quoted (`crate::measure::cost`); the figures come
+    /// from `fixtures/measurements.json`.
+    pub cost: Cost,
     /// One line: how to fix a finding.
     pub fix_title: &'static str,
     /// Full docs in markdown, with the fixed sections What it does / Why is this bad? /
@@ -38,6 +40,13 @@ pub static RULES: &[&Rule] = &[
     &oom003_deprecated_cuda_amp::RULE,
     &oom004_checkpoint_late_binding::RULE,
 ];
+
+impl Rule {
+    /// The cost as measured, quoted by diagnostics, hovers and docs.
+    pub fn measured_cost(&self) -> String {
+        crate::measure::cost::measured_cost(self)
+    }
+}
 
 /// A rule by code (`OOM001`, any case) or slug (`loss-tensor-kept`).
 pub fn find(name: &str) -> Option<&'static Rule> {

@@ -8,6 +8,7 @@ use crate::engine::facts::index::{BindingKind, target_names};
 use crate::engine::facts::tensors::{GRAPH_KEEPING_METHODS, TensorValue};
 use crate::engine::tree;
 use crate::fix::{Applicability, Edit, Fix};
+use crate::measure::{Cost, Figure};
 use tree_sitter::Node;
 
 const FILES: (&str, &str) = rule_files!("OOM001-loss-tensor-kept");
@@ -17,9 +18,11 @@ pub static RULE: Rule = Rule {
     slug: "loss-tensor-kept",
     default_severity: Severity::Error,
     summary: "A graph-attached tensor (a loss, a model output) is stored beyond its step",
-    cost: "validation loop appending the loss tensor instead of `.item()`, 4 batches of 8, no \
-           `no_grad`: 2,184 MiB instead of 8 MiB peak; training loop with `backward()`, 20 steps: \
-           +20.5 MiB instead of +20.4 MiB (reference figures, GTX 1070, PyTorch 2.4.1)",
+    cost: Cost::Memory {
+        figure: Figure::End,
+        bad: "kept by the loss tensors of 4 validation batches of 8",
+        good: "with `.item()`",
+    },
     fix_title: "Store `loss.item()` (a Python number) or `tensor.detach()`",
     docs: FILES.1,
     query: FILES.0,

@@ -6,6 +6,7 @@ use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::heuristics;
 use crate::engine::tree;
 use crate::fix::{Applicability, Edit, Fix, edits};
+use crate::measure::{Cost, Figure};
 use tree_sitter::Node;
 
 const FILES: (&str, &str) = rule_files!("OOM002-eval-without-no-grad");
@@ -15,8 +16,11 @@ pub static RULE: Rule = Rule {
     slug: "eval-without-no-grad",
     default_severity: Severity::Warning,
     summary: "A forward pass in evaluation code runs without `torch.no_grad()`",
-    cost: "evaluation forward pass, batch 64: 4,621 MiB peak without `torch.no_grad()`, 781 MiB \
-           with it (reference figures, GTX 1070, PyTorch 2.4.1)",
+    cost: Cost::Memory {
+        figure: Figure::Peak,
+        bad: "peak for one evaluation batch of 64 with autograd on",
+        good: "under `torch.no_grad()`",
+    },
     fix_title: "Run the evaluation under `with torch.no_grad():` or `@torch.no_grad()`",
     docs: FILES.1,
     query: FILES.0,

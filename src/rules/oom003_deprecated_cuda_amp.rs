@@ -6,6 +6,7 @@ use crate::diagnostic::TextRange;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::tree;
 use crate::fix::{Edit, Fix, edits};
+use crate::measure::{Cost, Evidence};
 use regex::Regex;
 use std::sync::OnceLock;
 use tree_sitter::Node;
@@ -17,8 +18,7 @@ pub static RULE: Rule = Rule {
     slug: "deprecated-cuda-amp",
     default_severity: Severity::Warning,
     summary: "`torch.cuda.amp` / `torch.cpu.amp` APIs are deprecated in favour of `torch.amp`",
-    cost: "no memory cost: each call emits a FutureWarning and the API is slated for removal; \
-           the `torch.amp` spelling gives identical outputs",
+    cost: Cost::Evidence(Evidence::DeprecationWarning),
     fix_title: "Use `torch.amp.autocast(\"cuda\", ...)` / `torch.amp.GradScaler(\"cuda\", ...)`",
     docs: FILES.1,
     query: FILES.0,

@@ -6,6 +6,7 @@ use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::index::{BindingKind, target_names};
 use crate::engine::tree;
 use crate::fix::{Edit, Fix};
+use crate::measure::{Cost, Evidence};
 use std::collections::BTreeSet;
 use tree_sitter::Node;
 
@@ -16,8 +17,7 @@ pub static RULE: Rule = Rule {
     slug: "checkpoint-late-binding",
     default_severity: Severity::Error,
     summary: "A closure passed to `checkpoint` in a loop captures the loop variable late",
-    cost: "no memory cost: the recomputation in backward runs the last iteration's layer, so \
-           gradients are silently wrong (non-zero difference to the un-checkpointed reference)",
+    cost: Cost::Evidence(Evidence::GradientDifference),
     fix_title: "Bind the loop variable as a default argument (`lambda x, layer=layer: ...`)",
     docs: FILES.1,
     query: FILES.0,

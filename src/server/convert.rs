@@ -63,7 +63,7 @@ pub fn hover_markdown(found: &Diagnostic) -> String {
     if let Some(why) = section(rule.docs, "## Why is this bad?") {
         text.push_str(&format!("{why}\n\n"));
     }
-    text.push_str(&format!("**Measured cost**: {}\n\n**Fix**: {}", rule.cost, found.help));
+    text.push_str(&format!("**Measured cost**: {}\n\n**Fix**: {}", rule.measured_cost(), found.help));
     if let Some(fix) = &found.fix {
         text.push_str(&format!(" ({} fix available: {})", fix.applicability.as_str(), fix.title));
     }

@@ -1,0 +1,216 @@
+//! What a rule costs, as each rule declares it (which figure of which run to quote) and
+//! as it is quoted from the measurements.
+
+use super::measurements::{Figures, Measurements, RunRecord, Variant};
+use super::{Backend, format_mib};
+use crate::rules::Rule;
+use std::sync::LazyLock;
+
+/// How a rule's cost is shown: part of each rule's metadata.
+#[derive(Debug, Clone, Copy)]
+pub enum Cost {
+    /// Memory: one figure of `bad.py` against the same figure of `good.py`, quoted as
+    /// "{bad figure} {bad} vs {good figure} {good}".
+    Memory { figure: Figure, bad: &'static str, good: &'static str },
+    /// No memory cost: a behaviour a real run shows.
+    Evidence(Evidence),
+}
+
+/// Which memory figure of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Figure {
+    /// The most memory live at once.
+    Peak,
+    /// Live when the script's `main()` returns.
+    End,
+    /// Live at the end less live when the first batch was drawn.
+    Growth,
+}
+
+impl Figure {
+    pub fn bytes(self, figures: &Figures) -> f64 {
+        match self {
+            Figure::Peak => figures.peak_bytes as f64,
+            Figure::End => figures.end_bytes as f64,
+            Figure::Growth => figures.end_bytes as f64 - figures.step_bytes.first().copied().unwrap_or(0) as f64,
+        }
+    }
+}
+
+/// Behaviour that shows a rule's cost when it is not memory. Read from real runs (never
+/// the fake backend, whose values are placeholders).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Evidence {
+    /// `bad.py` emits a `FutureWarning`, `good.py` none, and both print the same output.
+    DeprecationWarning,
+    /// `bad.py` prints a non-zero "max gradient difference", `good.py` zero.
+    GradientDifference,
+}
+
+impl Evidence {
+    /// What the pair shows, or why it does not show the rule's evidence.
+    pub fn verdict(self, bad: &Figures, good: &Figures) -> Result<String, String> {
+        match self {
+            Evidence::DeprecationWarning => {
+                let warning = bad
+                    .warnings
+                    .iter()
+                    .find(|w| w.category == "FutureWarning")
+                    .ok_or("bad.py emitted no FutureWarning")?;
+                if let Some(w) = good.warnings.iter().find(|w| w.category == "FutureWarning") {
+                    return Err(format!("good.py emitted a FutureWarning too: {}", w.message));
+                }
+                if bad.stdout != good.stdout {
+                    return Err(format!("outputs differ: bad.py {:?}, good.py {:?}", bad.stdout, good.stdout));
+                }
+                Ok(format!(
+                    "the deprecated spelling emits FutureWarnings (\"{}\"); the fixed script emits none and \
+                     prints the same output",
+                    first_sentence(&warning.message)
+                ))
+            }
+            Evidence::GradientDifference => {
+                let (bad_difference, good_difference) = (gradient_difference(bad)?, gradient_difference(good)?);
+                if bad_difference <= 0.0 {
+                    return Err(format!("bad.py's gradients match the reference ({bad_difference})"));
+                }
+                if good_difference != 0.0 {
+                    return Err(format!("good.py's gradients differ from the reference ({good_difference})"));
+                }
+                Ok(format!(
+                    "gradients differ from the un-checkpointed model by up to {bad_difference} with the late-bound \
+                     block, and by {good_difference} when it is bound"
+                ))
+            }
+        }
+    }
+}
+
+fn gradient_difference(figures: &Figures) -> Result<f64, String> {
+    figures
+        .stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("max gradient difference "))
+        .and_then(|value| value.trim().parse().ok())
+        .ok_or_else(|| format!("no `max gradient difference` line in {:?}", figures.stdout))
+}
+
+fn first_sentence(message: &str) -> &str {
+    let message = message.trim();
+    match message.find(". ") {
+        Some(end) => &message[..=end],
+        None => message,
+    }
+}
+
+/// The measurements compiled into this binary (`fixtures/measurements.json`).
+pub static COMPILED: LazyLock<Measurements> =
+    LazyLock::new(|| Measurements::parse(include_str!("../../fixtures/measurements.json")).unwrap_or_default());
+
+/// The rule's cost quoted from the compiled measurements.
+pub fn measured_cost(rule: &Rule) -> String {
+    quote(rule, &COMPILED).unwrap_or_else(|why| format!("not measured yet ({why})"))
+}
+
+/// The rule's cost as quoted in diagnostics, hovers and docs: the figures of the best
+/// run there is (a GPU's, else real CPU compute, else the fake backend), and where they
+/// came from.
+pub fn quote(rule: &Rule, measurements: &Measurements) -> Result<String, String> {
+    let (bad, good) = best_pair(rule.code, measurements)?;
+    let claim = match rule.cost {
+        Cost::Memory { figure, bad: bad_words, good: good_words } => format!(
+            "{} {bad_words} vs {} {good_words}",
+            format_mib(figure.bytes(&bad.figures)),
+            format_mib(figure.bytes(&good.figures))
+        ),
+        Cost::Evidence(evidence) => format!("no memory cost: {}", evidence.verdict(&bad.figures, &good.figures)?),
+    };
+    Ok(format!("{claim} (measured: {})", provenance(bad)))
+}
+
+fn provenance(run: &RunRecord) -> String {
+    let figures = &run.figures;
+    match &run.gpu {
+        Some(gpu) => format!("{}, {} backend, torch {}", gpu.name, figures.backend, figures.torch),
+        None => format!("{} backend, torch {}", figures.backend, figures.torch),
+    }
+}
+
+/// The bad/good pair from the most telling backend that has both.
+pub fn best_pair<'m>(code: &str, measurements: &'m Measurements) -> Result<(&'m RunRecord, &'m RunRecord), String> {
+    for backend in [Backend::Cuda, Backend::Cpu, Backend::Fake] {
+        let find = |variant| {
+            measurements.runs.iter().find(|r| r.rule == code && r.variant == variant && r.figures.backend == backend)
+        };
+        if let (Some(bad), Some(good)) = (find(Variant::Bad), find(Variant::Good)) {
+            return Ok((bad, good));
+        }
+    }
+    Err(format!("no bad/good pair for {code} in fixtures/measurements.json; run `oomlint measure --write`"))
+}
+
+const COST_HEADING: &str = "## Measured cost\n";
+
+/// The rule docs with their "Measured cost" section saying `quote` (wrapped to the docs'
+/// width), the section added before "## Example" when missing.
+pub fn with_cost_section(docs: &str, quote: &str) -> String {
+    let body = format!("{COST_HEADING}{}\n\n", wrap(quote, 90));
+    if let Some(start) = docs.find(COST_HEADING) {
+        let rest = &docs[start + COST_HEADING.len()..];
+        let end = rest.find("\n## ").map(|i| start + COST_HEADING.len() + i + 1).unwrap_or(docs.len());
+        return format!("{}{body}{}", &docs[..start], &docs[end..]);
+    }
+    match docs.find("## Example") {
+        Some(at) => format!("{}{body}{}", &docs[..at], &docs[at..]),
+        None => format!("{}\n\n{}", docs.trim_end(), body.trim_end()),
+    }
+}
+
+/// The text of the docs' "Measured cost" section, unwrapped.
+pub fn cost_section(docs: &str) -> Option<String> {
+    let start = docs.find(COST_HEADING)? + COST_HEADING.len();
+    let rest = &docs[start..];
+    let body = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
+    Some(body.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+fn wrap(text: &str, width: usize) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_owned()),
+        }
+    }
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cost_section_is_replaced_in_place_or_added_before_the_example() {
+        let docs = "# X\n\n## Why is this bad?\nBecause.\n\n## Measured cost\nold\nfigures\n\n## Example\ncode\n";
+        let updated = with_cost_section(docs, "new figures");
+        assert_eq!(
+            updated,
+            "# X\n\n## Why is this bad?\nBecause.\n\n## Measured cost\nnew figures\n\n## Example\ncode\n"
+        );
+        assert_eq!(cost_section(&updated).as_deref(), Some("new figures"));
+        let added = with_cost_section("# X\n\n## Example\ncode\n", "figures");
+        assert_eq!(added, "# X\n\n## Measured cost\nfigures\n\n## Example\ncode\n");
+        assert_eq!(with_cost_section(&added, "figures"), added, "rewriting the same quote changes nothing");
+    }
+
+    #[test]
+    fn long_quotes_wrap_at_the_docs_width() {
+        let quote = "word ".repeat(50);
+        let wrapped = wrap(&quote, 90);
+        assert!(wrapped.lines().all(|l| l.len() <= 90) && wrapped.lines().count() > 2);
+        assert_eq!(wrapped.split_whitespace().count(), 50);
+    }
+}

@@ -1,0 +1,142 @@
+//! One fixture run: a fresh Python process executing the embedded `runner.py`, killed
+//! when it exceeds its time, its record read back from the last marked line.
+
+use super::Backend;
+use super::measurements::Figures;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const RUNNER_SOURCE: &str = include_str!("runner.py");
+const RECORD_PREFIX: &str = "OOMLINT-RECORD ";
+
+/// Why a run produced no figures.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunError {
+    /// The interpreter could not be started.
+    Spawn(String),
+    TimedOut(Duration),
+    /// The backend cannot run here (no CUDA device, no PyTorch): the runner's reason.
+    Refused(String),
+    /// The script failed: the end of its standard error.
+    Crashed {
+        status: String,
+        stderr: String,
+    },
+    /// The process exited without a record.
+    NoRecord {
+        stderr: String,
+    },
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Spawn(why) => write!(f, "could not start Python: {why}"),
+            RunError::TimedOut(limit) => write!(f, "timed out after {} s and was stopped", limit.as_secs()),
+            RunError::Refused(why) => write!(f, "{why}"),
+            RunError::Crashed { status, stderr } => write!(f, "the script failed ({status}):\n{stderr}"),
+            RunError::NoRecord { stderr } => write!(f, "the runner printed no record:\n{stderr}"),
+        }
+    }
+}
+
+/// Runs scripts through the runner, written once to a private temporary directory.
+pub struct Runner {
+    python: PathBuf,
+    timeout: Duration,
+    _dir: tempfile::TempDir,
+    script: PathBuf,
+}
+
+impl Runner {
+    pub fn new(python: PathBuf, timeout: Duration) -> std::io::Result<Runner> {
+        let dir = tempfile::Builder::new().prefix("oomlint-measure").tempdir()?;
+        let script = dir.path().join("runner.py");
+        std::fs::write(&script, RUNNER_SOURCE)?;
+        Ok(Runner { python, timeout, _dir: dir, script })
+    }
+
+    pub fn python(&self) -> &Path {
+        &self.python
+    }
+
+    /// The runner's answer about the interpreter itself (PyTorch version, CUDA).
+    pub fn preflight(&self) -> Result<serde_json::Value, String> {
+        let record = self.record(&["--preflight".to_owned()]).map_err(|e| match e {
+            RunError::Spawn(why) => format!("cannot run Python `{}`: {why}", self.python.display()),
+            other => format!("`{}` could not be asked about PyTorch: {other}", self.python.display()),
+        })?;
+        serde_json::from_str(&record).map_err(|e| format!("the runner's answer is not JSON: {e}"))
+    }
+
+    /// Runs `script` with `args` on `backend` and returns its figures.
+    pub fn run(&self, script: &Path, args: &[String], backend: Backend) -> Result<Figures, RunError> {
+        let mut argv = vec!["--backend".to_owned(), backend.as_str().to_owned(), "--script".to_owned()];
+        argv.push(script.display().to_string());
+        argv.push("--".to_owned());
+        argv.extend(args.iter().cloned());
+        let record = self.record(&argv)?;
+        let value: serde_json::Value = serde_json::from_str(&record)
+            .map_err(|e| RunError::NoRecord { stderr: format!("unreadable record: {e}") })?;
+        if let Some(error) = value.get("error").and_then(|e| e.as_str()) {
+            return Err(RunError::Refused(error.to_owned()));
+        }
+        serde_json::from_value(value).map_err(|e| RunError::NoRecord { stderr: format!("incomplete record: {e}") })
+    }
+
+    /// Starts the runner, waits at most the timeout, and returns its record line.
+    fn record(&self, argv: &[String]) -> Result<String, RunError> {
+        let mut child = Command::new(&self.python)
+            .arg("-u")
+            .arg(&self.script)
+            .args(argv)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| RunError::Spawn(e.to_string()))?;
+        let stdout = drain(child.stdout.take());
+        let stderr = drain(child.stderr.take());
+        let started = Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if started.elapsed() >= self.timeout => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(RunError::TimedOut(self.timeout));
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+                Err(e) => return Err(RunError::Spawn(e.to_string())),
+            }
+        };
+        let stdout = stdout.join().unwrap_or_default();
+        let stderr = tail(&stderr.join().unwrap_or_default(), 30);
+        let record = stdout.lines().rev().find_map(|line| line.strip_prefix(RECORD_PREFIX)).map(str::to_owned);
+        match record {
+            // A refusal comes with its own record and a non-zero status.
+            Some(record) if status.success() || record.contains("\"error\"") => Ok(record),
+            _ if !status.success() => Err(RunError::Crashed { status: status.to_string(), stderr }),
+            _ => Err(RunError::NoRecord { stderr }),
+        }
+    }
+}
+
+fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+/// The last `lines` lines of `text`.
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.trim_end().lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}

@@ -1,0 +1,297 @@
+"""Runs one fixture script under PyTorch and prints one JSON record of what it cost.
+
+Usage: python runner.py --backend cuda|cpu|fake --script PATH [-- SCRIPT ARGS...]
+       python runner.py --preflight    (PyTorch's version and whether CUDA is usable)
+
+The script must define `main()`; it is called with `sys.argv` set to the script's
+arguments. The record (the last line of standard output, after `OOMLINT-RECORD `) holds:
+
+- peak_bytes: the most memory live at once during `main()`;
+- end_bytes: the memory live when `main()` returns, its locals still alive;
+- step_bytes: the memory live each time a batch is drawn from
+  `reference_model.random_batches`, and once more when the batches run out; from these,
+  growth_per_step_bytes (the mean growth from the first step on);
+- wall_s, torch, python, device, backend, warnings (category and message of every
+  warning), stdout (what the script printed).
+
+Backends:
+- cuda: `torch.cuda.max_memory_allocated()` / `memory_allocated()`. Refused when no CUDA
+  device is usable: on a CUDA build without a GPU they silently return 0.
+- cpu: real compute; memory counted by a live-storage tracker (below).
+- fake: the same tracker inside `FakeTensorMode`: shapes and dtypes flow, no arithmetic
+  runs, so it is fast and deterministic. Reading a value (`.item()`, formatting a tensor)
+  returns 1 (False for booleans): good enough for loops and prints, meaningless as a value.
+
+The tracker sees every tensor an operator returns, counts its untyped storage once (keyed
+by the StorageImpl, since fake tensors have no data pointer), rounds its size up to 512
+bytes as the CUDA caching allocator does, and subtracts it when the storage is freed (a
+weakref finalizer on the storage, whose Python object lives as long as the storage). The
+script runs entirely inside it, so parameters, gradients and optimizer state are counted
+as they are created.
+
+Exit status: 0 with a record; 3 when the backend is not usable here (the record says why);
+anything else when the script failed (its traceback on standard error).
+"""
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import pathlib
+import platform
+import runpy
+import sys
+import time
+import warnings
+import weakref
+
+RECORD_PREFIX = "OOMLINT-RECORD "
+ALLOCATOR_ROUNDING = 512
+
+
+def emit(record):
+    sys.__stdout__.write(RECORD_PREFIX + json.dumps(record, sort_keys=True) + "\n")
+    sys.__stdout__.flush()
+
+
+def refuse(reason):
+    emit({"error": reason, "unusable_backend": True})
+    sys.exit(3)
+
+
+try:
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+except ImportError as error:
+    refuse(f"PyTorch is not installed for {sys.executable} ({error})")
+
+
+class LiveStorageTracker(TorchDispatchMode):
+    """Counts the bytes of every live storage an operator has produced."""
+
+    def __init__(self, shim_values):
+        super().__init__()
+        self.shim_values = shim_values
+        self.live = 0
+        self.peak = 0
+        self.seen = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if self.shim_values and func is torch.ops.aten._local_scalar_dense.default:
+            return shim_scalar(args[0])
+        out = func(*args, **(kwargs or {}))
+        for value in tree_flatten(out)[0]:
+            if isinstance(value, torch.Tensor):
+                self.track(value)
+        return out
+
+    def track(self, tensor):
+        storage = tensor.untyped_storage()
+        key = storage._cdata
+        if key in self.seen:
+            return
+        size = -(-storage.nbytes() // ALLOCATOR_ROUNDING) * ALLOCATOR_ROUNDING
+        self.seen.add(key)
+        self.live += size
+        self.peak = max(self.peak, self.live)
+        weakref.finalize(storage, self.release, key, size)
+
+    def release(self, key, size):
+        self.seen.discard(key)
+        self.live -= size
+
+    def allocated(self):
+        return self.live
+
+    def max_allocated(self):
+        return self.peak
+
+
+def shim_scalar(tensor):
+    if tensor.dtype == torch.bool:
+        return False
+    if tensor.is_floating_point() or tensor.is_complex():
+        return 1.0
+    return 1
+
+
+def skip_conversions_that_change_nothing():
+    """`module.to(device)` swaps every fake parameter for a new one, which fake tensors
+    refuse (they carry weak references). When the device and dtype are already right the
+    real conversion does nothing either, so under fake tensors it is skipped."""
+    original = torch.nn.Module.to
+
+    def to(module, *args, **kwargs):
+        device, dtype, _, memory_format = torch._C._nn._parse_to(*args, **kwargs)
+        tensors = [*module.parameters(), *module.buffers()]
+        unchanged = memory_format is None and all(
+            (device is None or t.device.type == torch.device(device).type)
+            and (dtype is None or not t.is_floating_point() or t.dtype == dtype)
+            for t in tensors
+        )
+        return module if unchanged else original(module, *args, **kwargs)
+
+    torch.nn.Module.to = to
+
+
+class CudaMemory:
+    """The CUDA caching allocator's own counters."""
+
+    def __init__(self):
+        torch.cuda.reset_peak_memory_stats()
+
+    def allocated(self):
+        return torch.cuda.memory_allocated()
+
+    def max_allocated(self):
+        return torch.cuda.max_memory_allocated()
+
+
+def usable_cuda():
+    """None when a CUDA device can be measured, else why not."""
+    if not torch.backends.cuda.is_built():
+        return f"this PyTorch ({torch.__version__}) was built without CUDA"
+    if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
+        return f"no usable CUDA device (PyTorch {torch.__version__} sees none; its memory counters would read 0)"
+    return None
+
+
+def record_steps(memory, marks):
+    """Wraps reference_model.random_batches so that each batch drawn marks a step."""
+    import reference_model
+
+    original = reference_model.random_batches
+
+    def random_batches(*args, **kwargs):
+        batches = original(*args, **kwargs)
+        while True:
+            marks.append(memory.allocated())
+            try:
+                batch = next(batches)
+            except StopIteration:
+                return
+            yield batch
+
+    reference_model.random_batches = random_batches
+
+
+def call_main(script, script_args, memory, marks):
+    """Runs the script's main() and returns the memory live as it returns."""
+    namespace = runpy.run_path(str(script), run_name="__oomlint_fixture__")
+    main = namespace.get("main")
+    if not callable(main):
+        raise SystemExit(f"{script} defines no main() to measure")
+    at_return = []
+
+    def trace_calls(frame, event, arg):
+        if event == "call" and frame.f_code is main.__code__:
+            return trace_main
+        return None
+
+    def trace_main(frame, event, arg):
+        if event == "return":
+            at_return.append(memory.allocated())
+        return trace_main
+
+    sys.argv = [str(script), *script_args]
+    sys.settrace(trace_calls)
+    try:
+        main()
+    finally:
+        sys.settrace(None)
+    return at_return[-1] if at_return else memory.allocated()
+
+
+def growth_per_step(marks):
+    # The first step creates what every later one reuses (gradients, optimizer state), so
+    # growth is measured from the start of the second step to when the batches ran out.
+    if len(marks) < 3:
+        return None
+    return (marks[-1] - marks[1]) / (len(marks) - 2)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--preflight", action="store_true")
+    parser.add_argument("--backend", choices=["cuda", "cpu", "fake"])
+    parser.add_argument("--script", type=pathlib.Path)
+    parser.add_argument("script_args", nargs=argparse.REMAINDER)
+    options = parser.parse_args()
+    if options.preflight:
+        reason = usable_cuda()
+        emit(
+            {
+                "torch": torch.__version__,
+                "cuda_unusable": reason,
+                "cuda_device": None if reason else torch.cuda.get_device_name(),
+            }
+        )
+        return
+    if options.backend is None or options.script is None:
+        parser.error("--backend and --script are required")
+    script_args = [a for a in options.script_args if a != "--"] if options.script_args[:1] == ["--"] else options.script_args
+    script = options.script.resolve()
+    sys.path.insert(0, str(script.parent.parent))
+    sys.path.insert(0, str(script.parent))
+
+    device = "cpu"
+    if options.backend == "cuda":
+        reason = usable_cuda()
+        if reason:
+            refuse(reason)
+        device = "cuda"
+    if "--device" not in script_args:
+        script_args = [*script_args, "--device", device]
+
+    marks = []
+    captured = io.StringIO()
+    started = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(captured):
+        warnings.simplefilter("always")
+        if options.backend == "cuda":
+            memory = CudaMemory()
+            record_steps(memory, marks)
+            end = call_main(script, script_args, memory, marks)
+            torch.cuda.synchronize()
+        elif options.backend == "cpu":
+            memory = LiveStorageTracker(shim_values=False)
+            record_steps(memory, marks)
+            with memory:
+                end = call_main(script, script_args, memory, marks)
+        else:
+            from torch._subclasses.fake_tensor import FakeTensorMode
+
+            memory = LiveStorageTracker(shim_values=True)
+            skip_conversions_that_change_nothing()
+            record_steps(memory, marks)
+            with FakeTensorMode(), memory:
+                end = call_main(script, script_args, memory, marks)
+    wall = time.perf_counter() - started
+    peak = memory.max_allocated()
+    if options.backend == "cuda" and peak == 0:
+        refuse("CUDA reported a peak of 0 bytes after running the script: its counters are not working")
+    emit(
+        {
+            "backend": options.backend,
+            "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+            "torch": torch.__version__,
+            "python": platform.python_version(),
+            "peak_bytes": peak,
+            "end_bytes": end,
+            "step_bytes": marks,
+            "growth_per_step_bytes": growth_per_step(marks),
+            "wall_s": round(wall, 3),
+            "warnings": [
+                {"category": w.category.__name__, "message": str(w.message)}
+                for w in caught
+                if not w.filename.startswith(os.path.dirname(__file__))
+            ],
+            "stdout": captured.getvalue(),
+        }
+    )
+
+
+if __name__ == "__main__":
+    main()
