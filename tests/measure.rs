@@ -204,3 +204,36 @@ fn the_probe_names_the_gpu_or_says_plainly_there_is_none() {
     }
     assert!(!stdout.trim().is_empty());
 }
+
+/// The cpu backend computes for real; the fake one only propagates shapes. The tracker
+/// must count the same bytes on both, so the recorded fake figures stand for real runs.
+#[test]
+fn real_cpu_compute_counts_the_same_bytes_as_the_fake_backend() {
+    let python = python();
+    let out = oomlint(&[
+        "measure",
+        "OOM001",
+        "--backend",
+        "cpu",
+        "--output-format",
+        "json",
+        "--python",
+        python.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let recorded = &oomlint::measure::cost::COMPILED;
+    for row in rows.as_array().unwrap() {
+        assert_eq!(row["backend"], "cpu");
+        let variant = if row["variant"] == "bad" { Variant::Bad } else { Variant::Good };
+        let fake = recorded
+            .runs
+            .iter()
+            .find(|r| {
+                r.rule == "OOM001" && r.variant == variant && r.figures.backend == oomlint::measure::Backend::Fake
+            })
+            .expect("a recorded fake run");
+        assert_eq!(row["peak_bytes"].as_u64(), Some(fake.figures.peak_bytes), "{row}");
+        assert_eq!(row["end_bytes"].as_u64(), Some(fake.figures.end_bytes), "{row}");
+    }
+}
