@@ -215,6 +215,31 @@ async fn pull_diagnostics_when_the_client_supports_them() {
 }
 
 #[tokio::test]
+async fn diagnostics_link_to_their_rule_docs() {
+    let mut s = Session::start(json!({}), json!({"debounceMs": 0})).await;
+    let uri = s.open("amp.py", AMP).await;
+    let published = s.diagnostics(&uri).await;
+    let href = published["diagnostics"][0]["codeDescription"]["href"].as_str().unwrap().to_owned();
+    // By default the link opens the docs compiled into the server, written to a local file.
+    assert!(href.starts_with("file:///") && href.ends_with("/OOM003-deprecated-cuda-amp.md"), "{href}");
+    let rule = oomlint::rules::find("OOM003").unwrap();
+    let path = href.parse::<tower_lsp_server::ls_types::Uri>().unwrap().to_file_path().unwrap().into_owned();
+    assert_eq!(std::fs::read_to_string(path).unwrap(), rule.docs);
+
+    // A docs site of the user's choosing.
+    let template = "https://docs.example.org/oomlint/{code}-{slug}.html";
+    s.notify("workspace/didChangeConfiguration", json!({"settings": {"oomlint": {"docsUrl": template}}})).await;
+    let published = s.diagnostics(&uri).await;
+    assert_eq!(
+        published["diagnostics"][0]["codeDescription"]["href"],
+        "https://docs.example.org/oomlint/OOM003-deprecated-cuda-amp.html"
+    );
+    s.notify("workspace/didChangeConfiguration", json!({"settings": {"oomlint": {"docsUrl": "https://x.org/"}}})).await;
+    let message = s.next("window/showMessage").await;
+    assert!(message["message"].as_str().unwrap().contains("names no rule"), "{message}");
+}
+
+#[tokio::test]
 async fn client_settings_and_config_files() {
     let mut s = Session::start(json!({}), json!({"oomlint": {"ignore": ["OOM003"], "debounceMs": 0}})).await;
     let uri = s.open("amp.py", AMP).await;

@@ -2,6 +2,7 @@
 //! `data`, computed with the finding, so the quick fix is exactly what the user saw.
 
 use super::position::{Encoding, to_range};
+use super::rule_docs::DocsLinks;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::fix::{Applicability, Fix};
 use crate::rules;
@@ -33,7 +34,13 @@ pub fn fix_data(text: &str, index: &LineIndex, fix: &Fix, encoding: Encoding) ->
     Some(FixData { title: fix.title.clone(), safe: fix.applicability == Applicability::Safe, edits })
 }
 
-pub fn diagnostic(text: &str, index: &LineIndex, found: &Diagnostic, encoding: Encoding) -> lsp::Diagnostic {
+pub fn diagnostic(
+    text: &str,
+    index: &LineIndex,
+    found: &Diagnostic,
+    encoding: Encoding,
+    docs: &DocsLinks,
+) -> lsp::Diagnostic {
     let severity = match found.severity {
         Severity::Error => lsp::DiagnosticSeverity::ERROR,
         Severity::Warning => lsp::DiagnosticSeverity::WARNING,
@@ -46,7 +53,7 @@ pub fn diagnostic(text: &str, index: &LineIndex, found: &Diagnostic, encoding: E
         range: to_range(text, index, found.range.start, found.range.end, encoding),
         severity: Some(severity),
         code: Some(NumberOrString::String(found.code.to_string())),
-        code_description: None,
+        code_description: docs.get(found.code).map(|href| lsp::CodeDescription { href: href.clone() }),
         source: Some("oomlint".to_string()),
         message: format!("{} ({})", found.message, found.help),
         related_information: None,

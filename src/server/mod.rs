@@ -8,6 +8,7 @@ mod convert;
 mod document;
 mod incremental;
 mod position;
+mod rule_docs;
 mod settings;
 
 use crate::config::{Config, ConfigResolver};
@@ -18,6 +19,7 @@ use crate::fix::apply::fix_source;
 use convert::FixData;
 use document::Document;
 use position::{Encoding, to_offset, to_range};
+use rule_docs::DocsLinks;
 use settings::ClientSettings;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -71,6 +73,8 @@ struct State {
     watch_files: bool,
     /// The latest findings per document, with the version they belong to.
     results: HashMap<Uri, (i32, Vec<Diagnostic>)>,
+    /// Each rule's docs link, from the client settings.
+    docs_links: Arc<DocsLinks>,
 }
 
 /// What linting one version of a document needs, taken under the lock.
@@ -82,6 +86,7 @@ struct Snapshot {
     path: PathBuf,
     settings: Option<RuleSettings>,
     encoding: Encoding,
+    docs_links: Arc<DocsLinks>,
     /// When only one top-level statement changed since the stored findings: its span
     /// now, how much longer the text became, and those findings.
     incremental: Option<(std::ops::Range<usize>, isize, Vec<Diagnostic>)>,
@@ -90,6 +95,12 @@ struct Snapshot {
 impl Backend {
     fn new(client: Client) -> Backend {
         Backend { client, state: Arc::new(Mutex::new(State::default())) }
+    }
+
+    /// Rebuild the rule docs links from the client's `docsUrl` (or the local copy).
+    fn update_docs_links(&self) {
+        let mut state = self.state();
+        state.docs_links = Arc::new(DocsLinks::new(state.settings.docs_url.as_deref()));
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -161,12 +172,13 @@ async fn lint(
         let (settings, error) = rule_settings(&mut state, &path);
         let encoding = state.encoding.unwrap_or(Encoding::Utf16);
         let incremental = incremental_plan(&state, uri);
-        (Snapshot { uri: uri.clone(), version, text, tree, path, settings, encoding, incremental }, error)
+        let docs_links = state.docs_links.clone();
+        (Snapshot { uri: uri.clone(), version, text, tree, path, settings, encoding, docs_links, incremental }, error)
     };
     if let Some(message) = error {
         client.show_message(MessageType::ERROR, message).await;
     }
-    let Snapshot { uri, version, text, tree, path, settings, encoding, incremental } = snapshot;
+    let Snapshot { uri, version, text, tree, path, settings, encoding, docs_links, incremental } = snapshot;
     let found = match settings {
         Some(settings) => {
             let text = text.clone();
@@ -183,7 +195,7 @@ async fn lint(
         None => Vec::new(),
     };
     let index = crate::source::LineIndex::new(&text);
-    let converted = found.iter().map(|d| convert::diagnostic(&text, &index, d, encoding)).collect();
+    let converted = found.iter().map(|d| convert::diagnostic(&text, &index, d, encoding, &docs_links)).collect();
     let mut state = lock(state);
     // Drop a result for a version that is no longer current.
     if state.documents.get(&uri).is_none_or(|d| d.version != version) {
@@ -261,6 +273,7 @@ impl LanguageServer for Backend {
                 None => None,
             }
         };
+        self.update_docs_links();
         if let Some(message) = settings_error {
             self.client.show_message(MessageType::ERROR, message).await;
         }
@@ -381,7 +394,10 @@ impl LanguageServer for Backend {
             state.settings.updated(&params.settings).map(|settings| state.settings = settings)
         };
         match result {
-            Ok(()) => self.relint_all(),
+            Ok(()) => {
+                self.update_docs_links();
+                self.relint_all();
+            }
             Err(message) => self.client.show_message(MessageType::ERROR, message).await,
         }
     }

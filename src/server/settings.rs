@@ -1,6 +1,7 @@
 //! What the client says about linting (`initializationOptions` and
 //! `workspace/didChangeConfiguration`), under an `oomlint` key or at the top level:
-//! `{"enable": true, "select": ["OOM001"], "ignore": ["OOM003"], "debounceMs": 50}`.
+//! `{"enable": true, "select": ["OOM001"], "ignore": ["OOM003"], "debounceMs": 50,
+//! "docsUrl": "https://example.org/rules/{code}-{slug}"}`.
 
 use crate::config::{Overrides, validate_selectors};
 use serde::Deserialize;
@@ -14,11 +15,13 @@ pub struct ClientSettings {
     pub enable: bool,
     pub overrides: Overrides,
     pub debounce: Duration,
+    /// Where diagnostics link for a rule's docs (`{code}`, `{slug}`); `None`: the local copy.
+    pub docs_url: Option<String>,
 }
 
 impl Default for ClientSettings {
     fn default() -> Self {
-        ClientSettings { enable: true, overrides: Overrides::default(), debounce: DEFAULT_DEBOUNCE }
+        ClientSettings { enable: true, overrides: Overrides::default(), debounce: DEFAULT_DEBOUNCE, docs_url: None }
     }
 }
 
@@ -29,6 +32,7 @@ struct Raw {
     select: Option<Vec<String>>,
     ignore: Option<Vec<String>>,
     debounce_ms: Option<u64>,
+    docs_url: Option<String>,
 }
 
 impl ClientSettings {
@@ -52,6 +56,13 @@ impl ClientSettings {
         }
         if let Some(ms) = raw.debounce_ms {
             next.debounce = Duration::from_millis(ms);
+        }
+        if let Some(url) = raw.docs_url {
+            // An empty string goes back to the local docs.
+            if !url.is_empty() {
+                super::rule_docs::validate_template(&url)?;
+            }
+            next.docs_url = Some(url).filter(|u| !u.is_empty());
         }
         Ok(next)
     }

@@ -94,6 +94,9 @@ async def test_session_open_fix_edit_hover_configure(versions_patch, tmp_path):
     found = await diagnostics_for(client, uri, 1)
     assert [d.code for d in found] == ["OOM003"]
     assert found[0].source == "oomlint"
+    # The link to the rule docs opens the docs the server carries, written to a local file.
+    href = found[0].code_description.href
+    assert href.startswith("file://") and href.endswith("/OOM003-deprecated-cuda-amp.md"), href
     assert types.DiagnosticTag.Deprecated in found[0].tags
 
     actions = await client.text_document_code_action_async(
