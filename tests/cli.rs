@@ -37,11 +37,38 @@ fn run(args: &[&str], cwd: &Path) -> (i32, String, String) {
 #[test]
 fn output_formats_match_snapshots() {
     let dir = project(&[("train.py", LEAKY.as_bytes()), ("amp.py", AMP.as_bytes()), ("clean.py", CLEAN.as_bytes())]);
-    for format in ["full", "concise", "json"] {
+    for format in ["full", "concise", "json", "github"] {
         let (code, out, _) = run(&["check", "--output-format", format], dir.path());
         assert_eq!(code, 1, "{format}");
         insta::assert_snapshot!(format!("format-{format}"), out);
     }
+}
+
+/// The SARIF log's findings and rule list (the full document is validated against the
+/// SARIF 2.1.0 schema by tests/sarif_schema.py).
+#[test]
+fn sarif_output_matches_its_snapshot() {
+    let dir = project(&[("train.py", LEAKY.as_bytes()), ("amp.py", AMP.as_bytes()), ("clean.py", CLEAN.as_bytes())]);
+    let (code, out, _) = run(&["check", "--output-format", "sarif"], dir.path());
+    assert_eq!(code, 1);
+    let log: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert_eq!(log["version"], "2.1.0");
+    let run = &log["runs"][0];
+    let root = run["originalUriBaseIds"]["%SRCROOT%"]["uri"].as_str().unwrap();
+    let cwd = dir.path().canonicalize().unwrap();
+    assert_eq!(root, format!("file://{}/", cwd.display()));
+    let rules: Vec<_> = run["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert!(r["help"]["markdown"].as_str().unwrap().contains("## Fix safety"));
+            assert!(r["properties"]["measuredCost"].as_str().unwrap().contains("(measured: "));
+            format!("{} {} {}", r["id"], r["name"], r["defaultConfiguration"]["level"])
+        })
+        .collect();
+    insta::assert_snapshot!("format-sarif-rules", rules.join("\n"));
+    insta::assert_json_snapshot!("format-sarif-results", run["results"]);
 }
 
 #[test]

@@ -3,7 +3,9 @@
 
 mod concise;
 mod full;
+mod github;
 mod json;
+mod sarif;
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::fix::Applicability;
@@ -18,6 +20,10 @@ pub enum OutputFormat {
     Concise,
     /// A JSON array of findings (schema in docs/json-output.md).
     Json,
+    /// SARIF 2.1.0, for GitHub code scanning and other CI systems.
+    Sarif,
+    /// GitHub Actions annotations (workflow commands).
+    Github,
 }
 
 /// One file's findings with the text they point into.
@@ -66,6 +72,8 @@ pub fn render(
         OutputFormat::Full => full::render(files, color, out)?,
         OutputFormat::Concise => concise::render(files, color, out)?,
         OutputFormat::Json => return json::render(files, out),
+        OutputFormat::Sarif => return sarif::render(files, out),
+        OutputFormat::Github => return github::render(files, out),
     }
     writeln!(out, "{}", summary(files, fixes))
 }

@@ -46,6 +46,12 @@ impl Rule {
     pub fn measured_cost(&self) -> String {
         crate::measure::cost::measured_cost(self)
     }
+
+    /// The first paragraph of a docs section (`## What it does`).
+    pub fn docs_section(&self, heading: &str) -> Option<&'static str> {
+        let start = self.docs.find(heading)? + heading.len();
+        self.docs[start..].split("\n\n").map(str::trim).find(|p| !p.is_empty() && !p.starts_with("## "))
+    }
 }
 
 /// A rule by code (`OOM001`, any case) or slug (`loss-tensor-kept`).

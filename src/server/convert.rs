@@ -67,7 +67,7 @@ pub fn diagnostic(
 pub fn hover_markdown(found: &Diagnostic) -> String {
     let Some(rule) = rules::find(found.code) else { return found.message.clone() };
     let mut text = format!("**{} {}**: {}\n\n{}\n\n", rule.code, rule.slug, rule.summary, found.message);
-    if let Some(why) = section(rule.docs, "## Why is this bad?") {
+    if let Some(why) = rule.docs_section("## Why is this bad?") {
         text.push_str(&format!("{why}\n\n"));
     }
     text.push_str(&format!("**Measured cost**: {}\n\n**Fix**: {}", rule.measured_cost(), found.help));
@@ -75,10 +75,4 @@ pub fn hover_markdown(found: &Diagnostic) -> String {
         text.push_str(&format!(" ({} fix available: {})", fix.applicability.as_str(), fix.title));
     }
     text
-}
-
-/// The first paragraph of a docs section.
-fn section<'d>(docs: &'d str, heading: &str) -> Option<&'d str> {
-    let start = docs.find(heading)? + heading.len();
-    docs[start..].split("\n\n").map(str::trim).find(|p| !p.is_empty() && !p.starts_with("## "))
 }
