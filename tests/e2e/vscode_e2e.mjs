@@ -187,6 +187,27 @@ try {
   await poll("the finding to clear", async () => (await problem.count()) === 0, 30_000);
   await page.screenshot({ path: path.join(outDir, "vscode-fixed.png") });
   step("quick fix applied, saved, and the finding cleared");
+
+  // A binary that does not exist: the extension restarts on the setting and says so.
+  const workspaceSettings = path.join(workspace, ".vscode/settings.json");
+  fs.mkdirSync(path.dirname(workspaceSettings), { recursive: true });
+  fs.writeFileSync(workspaceSettings, JSON.stringify({ "oomlint.path": "/nonexistent/oomlint" }));
+  const failure = page.locator(".statusbar-item", { hasText: "oomlint" });
+  await failure.first().waitFor({ timeout: 30_000 });
+  await page.locator(".notifications-toasts", { hasText: "failed to start" }).waitFor({ timeout: 30_000 });
+  await page.screenshot({ path: path.join(outDir, "vscode-start-failure.png") });
+  step("a missing binary shows the failure in the status bar");
+
+  // Back to the bundled binary, through the restart command.
+  fs.writeFileSync(workspaceSettings, JSON.stringify({}));
+  await page.waitForTimeout(1000);
+  await page.keyboard.press("F1");
+  await page.keyboard.type("oomlint: Restart Server");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Restart Server" }).first().waitFor();
+  await page.keyboard.press("Enter");
+  await page.locator(".markers-panel .monaco-list-row", { hasText: "OOM002" }).first().waitFor({ timeout: 30_000 });
+  await poll("the failure item to go", async () => !(await failure.first().isVisible()), 30_000);
+  step("restarted: findings are back");
 } catch (error) {
   failed = true;
   console.error(`[vscode e2e] FAILED: ${error.stack ?? error}`);

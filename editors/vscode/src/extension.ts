@@ -51,6 +51,10 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
     failed("no oomlint binary: set `oomlint.path`, put `oomlint` on PATH, or install the extension that bundles it");
     return;
   }
+  if (!isExecutable(binary)) {
+    failed(`the oomlint server failed to start: \`oomlint.path\` (${binary}) is not an executable file`);
+    return;
+  }
   output.appendLine(`starting ${binary} server`);
   const serverOptions: ServerOptions = { command: binary, args: ["server"] };
   const clientOptions: LanguageClientOptions = {
@@ -65,7 +69,8 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
   };
   const started = new LanguageClient("oomlint", "oomlint", serverOptions, clientOptions);
   started.onDidChangeState((event) => {
-    if (event.newState === State.Stopped && client === started) {
+    // A server that ran and then stopped (crashed, killed); a failed start is reported below.
+    if (event.oldState === State.Running && event.newState === State.Stopped && client === started) {
       failed("the oomlint server stopped");
     }
   });
