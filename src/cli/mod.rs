@@ -2,6 +2,7 @@
 //! `oomlint measure`.
 
 mod check;
+mod explain_command;
 mod measure_command;
 mod rules_command;
 
@@ -35,6 +36,8 @@ enum Command {
     /// Run each rule's fixtures (or the reference table) under PyTorch and report what
     /// they cost.
     Measure(measure_command::MeasureArgs),
+    /// Explain a CUDA/HIP/MPS out-of-memory message (from a log file or standard input).
+    Explain(explain_command::ExplainArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -98,6 +101,7 @@ pub fn main() -> ExitCode {
         Command::Rule { name } => rules_command::show(&name),
         Command::Server => return crate::server::run(),
         Command::Measure(args) => measure_command::run(args),
+        Command::Explain(args) => explain_command::run(args),
     };
     ExitCode::from(status)
 }
