@@ -147,7 +147,7 @@ fn messages_in(text: &str) -> Vec<Message> {
             r"(?:CUDA|HIP) out of memory\.|CUDA error: out of memory|MPS backend out of memory|PyTorch CUDA memory summary",
         )
     });
-    let starts: Vec<usize> = START.find_iter(&text).map(|m| m.start()).collect();
+    let starts: Vec<usize> = START.find_iter(text).map(|m| m.start()).collect();
     starts
         .iter()
         .enumerate()
