@@ -6,6 +6,7 @@ pub mod config;
 pub mod diagnostic;
 pub mod discover;
 pub mod engine;
+pub mod estimate;
 pub mod explain;
 pub mod fix;
 pub mod measure;

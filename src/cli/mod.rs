@@ -2,6 +2,7 @@
 //! `oomlint measure`.
 
 mod check;
+mod estimate_command;
 mod explain_command;
 mod measure_command;
 mod rules_command;
@@ -38,6 +39,9 @@ enum Command {
     Measure(measure_command::MeasureArgs),
     /// Explain a CUDA/HIP/MPS out-of-memory message (from a log file or standard input).
     Explain(explain_command::ExplainArgs),
+    /// Estimate training memory: weights, gradients and optimizer state from the
+    /// parameter count, and the largest batch from measured runs.
+    Estimate(estimate_command::EstimateArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -102,6 +106,7 @@ pub fn main() -> ExitCode {
         Command::Server => return crate::server::run(),
         Command::Measure(args) => measure_command::run(args),
         Command::Explain(args) => explain_command::run(args),
+        Command::Estimate(args) => estimate_command::run(args),
     };
     ExitCode::from(status)
 }
