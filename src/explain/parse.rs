@@ -259,6 +259,7 @@ mod tests {
     #[test]
     fn sizes_in_every_unit() {
         assert_eq!(parse_size("512 bytes"), Some(512.0));
+        assert_eq!(parse_size("512.00 B"), Some(512.0));
         assert_eq!(parse_size("1024.00 KiB"), Some(1024.0 * 1024.0));
         assert_eq!(parse_size("20.00 MiB"), Some(20.0 * MIB));
         assert_eq!(parse_size("24GiB"), Some(24.0 * 1024.0 * MIB));
