@@ -21,7 +21,7 @@ fn test_rule(query: &'static str) -> &'static Rule {
         slug: "test",
         default_severity: Severity::Info,
         summary: "",
-        cost: oomlint::measure::Cost::Evidence(oomlint::measure::Evidence::DeprecationWarning),
+        cost: oomlint::measure::Cost::Evidence(oomlint::measure::Evidence::GradientDifference),
         fix_title: "",
         docs: "",
         query,

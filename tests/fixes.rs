@@ -76,7 +76,7 @@ fn a_fix_that_breaks_the_syntax_is_dropped() {
         slug: "breaks",
         default_severity: Severity::Info,
         summary: "",
-        cost: oomlint::measure::Cost::Evidence(oomlint::measure::Evidence::DeprecationWarning),
+        cost: oomlint::measure::Cost::Evidence(oomlint::measure::Evidence::GradientDifference),
         fix_title: "",
         docs: "",
         query: "((identifier) @x (#eq? @x \"victim\"))",

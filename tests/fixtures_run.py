@@ -2,11 +2,11 @@
 pair is runnable and shows its rule's evidence where it is not memory:
 
 - every bad.py and good.py exits 0 and prints the same result line shape;
-- OOM003: bad.py emits the deprecation FutureWarning, good.py does not, and both print
-  identical losses;
+- OOM003 / OOM005: bad.py emits the FutureWarning / UserWarning, good.py does not, and
+  both print identical losses;
 - OOM004: bad.py's gradients differ from the un-checkpointed reference, good.py's do not;
 - bad.py fixed by `oomlint check --fix --unsafe-fixes` still compiles, and the fixed
-  OOM003/OOM004 scripts behave like good.py (no FutureWarning, the same output; gradients
+  OOM003/OOM004/OOM005 scripts behave like good.py (no FutureWarning, the same output; gradients
   equal to the reference).
 
 Usage: python tests/fixtures_run.py OOMLINT_BINARY   (with an interpreter that has torch)
@@ -21,12 +21,14 @@ import sys
 import tempfile
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
+# Rules whose evidence is a warning: its category, and what its message mentions.
+WARNING_EVIDENCE = {"OOM003": ("FutureWarning", "torch.cuda.amp"), "OOM005": ("UserWarning", "use_reentrant")}
 SMALL = ["--device", "cpu", "--image-size", "32"]
 
 
 def run(script):
     result = subprocess.run(
-        [sys.executable, "-W", "always::FutureWarning", str(script), *SMALL],
+        [sys.executable, "-W", "always", str(script), *SMALL],
         capture_output=True,
         text=True,
         timeout=600,
@@ -54,14 +56,16 @@ def check_pair(rule_dir, fixed_dir):
         return failures
     (bad_out, bad_err), (good_out, good_err) = outputs["bad"], outputs["good"]
     fixed_out, fixed_err = outputs["fixed"]
-    if rule_dir.name.startswith("OOM003"):
-        if "torch.cuda.amp" not in bad_err or "FutureWarning" not in bad_err:
-            failures.append("OOM003 bad.py did not emit the deprecation FutureWarning")
+    code = rule_dir.name[:6]
+    if code in WARNING_EVIDENCE:
+        category, mentions = WARNING_EVIDENCE[code]
+        if mentions not in bad_err or category not in bad_err:
+            failures.append(f"{code} bad.py did not emit the {category} about {mentions}")
         for name, err in (("good.py", good_err), ("fixed bad.py", fixed_err)):
-            if "FutureWarning" in err:
-                failures.append(f"OOM003 {name} emitted a FutureWarning: {err}")
+            if mentions in err:
+                failures.append(f"{code} {name} emitted the {category}: {err}")
         if not bad_out == good_out == fixed_out:
-            failures.append(f"OOM003 outputs differ: {bad_out!r}, {good_out!r}, fixed {fixed_out!r}")
+            failures.append(f"{code} outputs differ: {bad_out!r}, {good_out!r}, fixed {fixed_out!r}")
     if rule_dir.name.startswith("OOM004"):
         difference = {
             name: float(re.search(r"max gradient difference (\S+)", out).group(1))

@@ -41,8 +41,9 @@ impl Figure {
 /// the fake backend, whose values are placeholders).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Evidence {
-    /// `bad.py` emits a `FutureWarning`, `good.py` none, and both print the same output.
-    DeprecationWarning,
+    /// `bad.py` emits warnings of this category (`what` says what does), `good.py` none,
+    /// and both print the same output.
+    Warning { category: &'static str, what: &'static str },
     /// `bad.py` prints a non-zero "max gradient difference", `good.py` zero.
     GradientDifference,
 }
@@ -51,21 +52,20 @@ impl Evidence {
     /// What the pair shows, or why it does not show the rule's evidence.
     pub fn verdict(self, bad: &Figures, good: &Figures) -> Result<String, String> {
         match self {
-            Evidence::DeprecationWarning => {
+            Evidence::Warning { category, what } => {
                 let warning = bad
                     .warnings
                     .iter()
-                    .find(|w| w.category == "FutureWarning")
-                    .ok_or("bad.py emitted no FutureWarning")?;
-                if let Some(w) = good.warnings.iter().find(|w| w.category == "FutureWarning") {
-                    return Err(format!("good.py emitted a FutureWarning too: {}", w.message));
+                    .find(|w| w.category == category)
+                    .ok_or_else(|| format!("bad.py emitted no {category}"))?;
+                if let Some(w) = good.warnings.iter().find(|w| w.category == category) {
+                    return Err(format!("good.py emitted a {category} too: {}", w.message));
                 }
                 if bad.stdout != good.stdout {
                     return Err(format!("outputs differ: bad.py {:?}, good.py {:?}", bad.stdout, good.stdout));
                 }
                 Ok(format!(
-                    "the deprecated spelling emits FutureWarnings (\"{}\"); the fixed script emits none and \
-                     prints the same output",
+                    "{what} emits {category}s (\"{}\"); the fixed script emits none and prints the same output",
                     first_sentence(&warning.message)
                 ))
             }

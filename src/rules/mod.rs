@@ -6,6 +6,7 @@ mod oom001_loss_tensor_kept;
 mod oom002_eval_without_no_grad;
 mod oom003_deprecated_cuda_amp;
 mod oom004_checkpoint_late_binding;
+mod oom005_checkpoint_reentrant_default;
 
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
@@ -39,6 +40,7 @@ pub static RULES: &[&Rule] = &[
     &oom002_eval_without_no_grad::RULE,
     &oom003_deprecated_cuda_amp::RULE,
     &oom004_checkpoint_late_binding::RULE,
+    &oom005_checkpoint_reentrant_default::RULE,
 ];
 
 impl Rule {

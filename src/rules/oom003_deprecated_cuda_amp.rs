@@ -18,7 +18,7 @@ pub static RULE: Rule = Rule {
     slug: "deprecated-cuda-amp",
     default_severity: Severity::Warning,
     summary: "`torch.cuda.amp` / `torch.cpu.amp` APIs are deprecated in favour of `torch.amp`",
-    cost: Cost::Evidence(Evidence::DeprecationWarning),
+    cost: Cost::Evidence(Evidence::Warning { category: "FutureWarning", what: "the deprecated spelling" }),
     fix_title: "Use `torch.amp.autocast(\"cuda\", ...)` / `torch.amp.GradScaler(\"cuda\", ...)`",
     docs: FILES.1,
     query: FILES.0,

@@ -1,0 +1,68 @@
+//! OOM005 checkpoint-reentrant-default: `torch.utils.checkpoint` called without an
+//! explicit `use_reentrant=`.
+
+use super::{Rule, rule_files};
+use crate::diagnostic::Severity;
+use crate::engine::checker::{Checker, Match};
+use crate::engine::tree;
+use crate::fix::edits::append_argument;
+use crate::fix::{Applicability, Fix};
+use crate::measure::{Cost, Evidence};
+
+const FILES: (&str, &str) = rule_files!("OOM005-checkpoint-reentrant-default");
+
+pub static RULE: Rule = Rule {
+    code: "OOM005",
+    slug: "checkpoint-reentrant-default",
+    default_severity: Severity::Warning,
+    summary: "`torch.utils.checkpoint` called without an explicit `use_reentrant=`",
+    cost: Cost::Evidence(Evidence::Warning { category: "UserWarning", what: "checkpointing without `use_reentrant`" }),
+    fix_title: "Pass `use_reentrant=False`",
+    docs: FILES.1,
+    query: FILES.0,
+    could_match: |source| source.contains("checkpoint"),
+    check,
+};
+
+const CHECKPOINT_FUNCTIONS: [&str; 2] =
+    ["torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential"];
+
+fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
+    let (Some(call), Some(callee), Some(arguments)) = (found.get("call"), found.get("callee"), found.get("arguments"))
+    else {
+        return;
+    };
+    let facts = checker.facts;
+    // Only PyTorch's: a project's own `checkpoint(func, inputs, params, flag)` or another
+    // library's helper is not this API. Spelled out in full it is PyTorch's even when the
+    // import is out of sight.
+    let text = checker.text(callee);
+    let resolved = facts.qualified_name(callee).or_else(|| {
+        (CHECKPOINT_FUNCTIONS.contains(&text) && facts.index().lookup("torch", callee).is_none())
+            .then(|| text.to_string())
+    });
+    let Some(function) = resolved.filter(|name| CHECKPOINT_FUNCTIONS.contains(&name.as_str())) else {
+        return;
+    };
+    let source = checker.source();
+    if tree::keyword_arg(call, "use_reentrant", source).is_some() {
+        return;
+    }
+    // `**options` may carry it.
+    let mut cursor = arguments.walk();
+    if arguments.named_children(&mut cursor).any(|a| a.kind() == "dictionary_splat") {
+        return;
+    }
+    let short = function.rsplit('.').next().unwrap_or("checkpoint");
+    let message = format!(
+        "`{short}` without `use_reentrant=`: PyTorch warns on every call and will make it an error, and the \
+         reentrant variant it falls back to breaks with some inputs"
+    );
+    let help = "pass `use_reentrant=False`, the variant PyTorch recommends".to_string();
+    let fix = append_argument(source, call, "use_reentrant=False").map(|edit| Fix {
+        applicability: Applicability::Unsafe,
+        title: RULE.fix_title.to_string(),
+        edits: vec![edit],
+    });
+    checker.report(callee, Severity::Warning, message, help).fix = fix;
+}
