@@ -53,8 +53,8 @@ fn snapshot_name(code: &str, case: &std::path::Path) -> String {
 /// behaviour that is its cost), and its docs quote the same figures.
 #[test]
 fn every_rule_has_measured_evidence_quoted_in_its_docs() {
+    use oomlint::measure::Cost;
     use oomlint::measure::cost::{COMPILED, best_pair, cost_section, quote};
-    use oomlint::measure::{Cost, Figure};
     for rule in RULES {
         let quoted = quote(rule, &COMPILED).unwrap_or_else(|why| panic!("{}: {why}", rule.code));
         assert!(quoted.contains("(measured: "), "{}: {quoted}", rule.code);
@@ -62,8 +62,7 @@ fn every_rule_has_measured_evidence_quoted_in_its_docs() {
         if let Cost::Memory { figure, .. } = rule.cost {
             // The anti-pattern must cost something real: at least 4× the fixed figure.
             let (bad, good) = (figure.bytes(&bad.figures), figure.bytes(&good.figures));
-            assert!(bad > 4.0 * good && bad > 100.0 * 1024.0 * 1024.0, "{}: {bad} vs {good}", rule.code);
-            assert!(matches!(figure, Figure::Peak | Figure::End | Figure::Growth));
+            assert!(bad > 4.0 * good && bad >= 1024.0 * 1024.0, "{}: {bad} vs {good}", rule.code);
         }
         let section = cost_section(rule.docs).unwrap_or_default();
         assert_eq!(

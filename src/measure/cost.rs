@@ -25,6 +25,8 @@ pub enum Figure {
     End,
     /// Live at the end less live when the first batch was drawn.
     Growth,
+    /// How much more is live at each batch than at the one before (from the second on).
+    PerStep,
 }
 
 impl Figure {
@@ -33,6 +35,7 @@ impl Figure {
             Figure::Peak => figures.peak_bytes as f64,
             Figure::End => figures.end_bytes as f64,
             Figure::Growth => figures.end_bytes as f64 - figures.step_bytes.first().copied().unwrap_or(0) as f64,
+            Figure::PerStep => figures.growth_per_step_bytes.unwrap_or(0.0),
         }
     }
 }

@@ -8,8 +8,8 @@ arguments. The record (the last line of standard output, after `OOMLINT-RECORD `
 
 - peak_bytes: the most memory live at once during `main()`;
 - end_bytes: the memory live when `main()` returns, its locals still alive;
-- step_bytes: the memory live each time a batch is drawn from
-  `reference_model.random_batches`, and once more when the batches run out; from these,
+- step_bytes: the memory live each time a batch is drawn from one of
+  `reference_model`'s `*_batches` generators, and once more when the batches run out; from these,
   growth_per_step_bytes (the mean growth from the first step on);
 - wall_s, torch, python, device, backend, warnings (category and message of every
   warning), stdout (what the script printed).
@@ -159,22 +159,25 @@ def usable_cuda():
 
 
 def record_steps(memory, marks):
-    """Wraps reference_model.random_batches so that each batch drawn marks a step."""
+    """Wraps reference_model's batch generators so that each batch drawn marks a step."""
     import reference_model
 
-    original = reference_model.random_batches
+    def marking(original):
+        def batches(*args, **kwargs):
+            source = original(*args, **kwargs)
+            while True:
+                marks.append(memory.allocated())
+                try:
+                    batch = next(source)
+                except StopIteration:
+                    return
+                yield batch
 
-    def random_batches(*args, **kwargs):
-        batches = original(*args, **kwargs)
-        while True:
-            marks.append(memory.allocated())
-            try:
-                batch = next(batches)
-            except StopIteration:
-                return
-            yield batch
+        return batches
 
-    reference_model.random_batches = random_batches
+    for name in dir(reference_model):
+        if name.endswith("_batches"):
+            setattr(reference_model, name, marking(getattr(reference_model, name)))
 
 
 def call_main(script, script_args, memory, marks):

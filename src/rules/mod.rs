@@ -7,6 +7,7 @@ mod oom002_eval_without_no_grad;
 mod oom003_deprecated_cuda_amp;
 mod oom004_checkpoint_late_binding;
 mod oom005_checkpoint_reentrant_default;
+mod oom011_hidden_state_not_detached;
 
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
@@ -41,6 +42,7 @@ pub static RULES: &[&Rule] = &[
     &oom003_deprecated_cuda_amp::RULE,
     &oom004_checkpoint_late_binding::RULE,
     &oom005_checkpoint_reentrant_default::RULE,
+    &oom011_hidden_state_not_detached::RULE,
 ];
 
 impl Rule {
