@@ -7,6 +7,7 @@ mod oom002_eval_without_no_grad;
 mod oom003_deprecated_cuda_amp;
 mod oom004_checkpoint_late_binding;
 mod oom005_checkpoint_reentrant_default;
+mod oom007_retain_graph_in_loop;
 mod oom011_hidden_state_not_detached;
 
 use crate::diagnostic::Severity;
@@ -42,6 +43,7 @@ pub static RULES: &[&Rule] = &[
     &oom003_deprecated_cuda_amp::RULE,
     &oom004_checkpoint_late_binding::RULE,
     &oom005_checkpoint_reentrant_default::RULE,
+    &oom007_retain_graph_in_loop::RULE,
     &oom011_hidden_state_not_detached::RULE,
 ];
 

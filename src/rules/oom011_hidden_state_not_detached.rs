@@ -69,6 +69,25 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     }
 }
 
+/// Whether the loop feeds a call's result back into the same call (`out, h = f(x, h)`):
+/// a graph carried from one iteration into the next. OOM007 leaves `retain_graph=True`
+/// alone there, since the next backward does go through the kept graph.
+pub(super) fn carries_state<'t>(step: Node<'t>, source: &'t str) -> bool {
+    tree::descendants(step).any(|node| {
+        if node.kind() != "assignment" {
+            return false;
+        }
+        let (Some(targets), Some(value)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+            return false;
+        };
+        let Some(arguments) = value.child_by_field_name("arguments").filter(|_| value.kind() == "call") else {
+            return false;
+        };
+        let passed = argument_names(arguments, source);
+        target_names(targets).iter().any(|t| passed.contains(&tree::text(*t, source)))
+    })
+}
+
 /// Names passed straight to the call, also inside a tuple (`model(x, (h, c))`).
 fn argument_names<'t>(arguments: Node<'t>, source: &'t str) -> Vec<&'t str> {
     let mut names = Vec::new();
