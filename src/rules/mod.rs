@@ -8,6 +8,7 @@ mod oom003_deprecated_cuda_amp;
 mod oom004_checkpoint_late_binding;
 mod oom005_checkpoint_reentrant_default;
 mod oom007_retain_graph_in_loop;
+mod oom010_retry_inside_except;
 mod oom011_hidden_state_not_detached;
 
 use crate::diagnostic::Severity;
@@ -44,6 +45,7 @@ pub static RULES: &[&Rule] = &[
     &oom004_checkpoint_late_binding::RULE,
     &oom005_checkpoint_reentrant_default::RULE,
     &oom007_retain_graph_in_loop::RULE,
+    &oom010_retry_inside_except::RULE,
     &oom011_hidden_state_not_detached::RULE,
 ];
 

@@ -1,0 +1,138 @@
+//! OOM010 retry-inside-except: recovering from an out-of-memory error by running the
+//! model again inside the `except` block.
+
+use super::{Rule, rule_files};
+use crate::diagnostic::Severity;
+use crate::engine::checker::{Checker, Match};
+use crate::engine::tree;
+use crate::measure::{Cost, Figure};
+use tree_sitter::Node;
+
+const FILES: (&str, &str) = rule_files!("OOM010-retry-inside-except");
+
+pub static RULE: Rule = Rule {
+    code: "OOM010",
+    slug: "retry-inside-except",
+    default_severity: Severity::Warning,
+    summary: "An out-of-memory error is retried inside the `except` block, with the failed step still alive",
+    cost: Cost::Memory {
+        figure: Figure::Peak,
+        bad: "peak retrying a failed batch of 64 as two halves inside `except`",
+        good: "retrying after the `except` block",
+    },
+    fix_title: "Set a flag in `except` and retry after the block",
+    docs: FILES.1,
+    query: FILES.0,
+    could_match: |source| {
+        source.contains("except") && (source.contains("OutOfMemory") || source.contains("out of memory"))
+    },
+    check,
+};
+
+const OOM_ERRORS: [&str; 2] = ["torch.OutOfMemoryError", "torch.cuda.OutOfMemoryError"];
+
+fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
+    let (Some(call), Some(callee)) = (found.get("call"), found.get("callee")) else { return };
+    let Some(handler) = tree::ancestors_in_function(call).find(|a| a.kind() == "except_clause") else { return };
+    if !catches_out_of_memory(checker, handler) {
+        return;
+    }
+    // One finding per handler: its first retry.
+    let retries = |c: Node<'t>| retry_kind(checker, handler, c);
+    let Some(kind) = retries(call) else { return };
+    let first = tree::descendants(handler).filter(|n| n.kind() == "call").find(|n| retries(*n).is_some());
+    if first.is_some_and(|f| f.id() != call.id()) {
+        return;
+    }
+    let retries_function = kind == Retry::Function;
+    let what = if retries_function { "retries" } else { "runs the network again" };
+    let message = format!(
+        "`{}` {what} inside the `except` block: the exception's traceback still holds the failed step's \
+         tensors, so the retry runs with that memory in use",
+        checker.text(callee)
+    );
+    let help = "set a flag (or save the batch) in `except`, and retry after the block, once the failed step's \
+                tensors are freed"
+        .to_string();
+    checker.report(call, Severity::Warning, message, help);
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Retry {
+    /// The network runs again.
+    Network,
+    /// The function the `try` called (or the one it is in) is called again.
+    Function,
+}
+
+/// Whether `call` in `handler` runs the network again or repeats the failed call.
+fn retry_kind<'t>(checker: &Checker<'_, 't>, handler: Node<'t>, call: Node<'t>) -> Option<Retry> {
+    let facts = checker.facts;
+    let source = checker.source();
+    // Code in a function defined inside the handler does not run there.
+    if tree::ancestors(call).take_while(|a| a.id() != handler.id()).any(|a| tree::is_function(a.kind())) {
+        return None;
+    }
+    if facts.is_forward_call(call) {
+        return Some(Retry::Network);
+    }
+    let callee = call.child_by_field_name("function")?;
+    let name = tree::last_name(callee, source)?;
+    // Bookkeeping around the step (`losses.append`, `loss.backward`, the criterion) is not
+    // the retry.
+    if facts.is_loss_call(call) || BOOKKEEPING.contains(&name) {
+        return None;
+    }
+    let enclosing =
+        tree::enclosing_function(handler).and_then(|f| f.child_by_field_name("name")).map(|n| tree::text(n, source));
+    let text = tree::text(callee, source);
+    (enclosing == Some(name) || tried_calls(handler, source).contains(&text)).then_some(Retry::Function)
+}
+
+const BOOKKEEPING: [&str; 12] =
+    ["append", "extend", "backward", "item", "step", "zero_grad", "print", "len", "info", "warning", "format", "str"];
+
+/// The callees of the calls in the `try` body the handler belongs to.
+fn tried_calls<'t>(handler: Node<'t>, source: &'t str) -> Vec<&'t str> {
+    let Some(statement) = tree::ancestors(handler).find(|a| a.kind() == "try_statement") else { return Vec::new() };
+    let Some(body) = statement.child_by_field_name("body") else { return Vec::new() };
+    tree::descendants(body)
+        .filter(|n| n.kind() == "call")
+        .filter_map(|c| c.child_by_field_name("function"))
+        .map(|f| tree::text(f, source))
+        .collect()
+}
+
+/// `except torch.OutOfMemoryError`, `except torch.cuda.OutOfMemoryError` (also imported,
+/// or in a tuple), or `except RuntimeError as e` whose block looks for "out of memory".
+fn catches_out_of_memory<'t>(checker: &Checker<'_, 't>, handler: Node<'t>) -> bool {
+    let facts = checker.facts;
+    let source = checker.source();
+    let mut cursor = handler.walk();
+    let Some(caught) = handler.named_children(&mut cursor).find(|c| c.kind() != "block" && c.kind() != "comment")
+    else {
+        return false;
+    };
+    let caught = match caught.kind() {
+        "as_pattern" => caught.named_child(0).unwrap_or(caught),
+        _ => caught,
+    };
+    let types: Vec<Node<'t>> = match caught.kind() {
+        "tuple" | "parenthesized_expression" => {
+            let mut inner = caught.walk();
+            caught.named_children(&mut inner).collect()
+        }
+        _ => vec![caught],
+    };
+    let is_oom = |node: &Node<'t>| {
+        let text = tree::text(*node, source);
+        OOM_ERRORS.contains(&text)
+            || facts.qualified_name(*node).is_some_and(|q| OOM_ERRORS.contains(&q.as_str()))
+            || (text == "OutOfMemoryError" && facts.index().lookup("OutOfMemoryError", *node).is_none())
+    };
+    if types.iter().any(is_oom) {
+        return true;
+    }
+    let broad = types.iter().any(|t| matches!(tree::text(*t, source), "RuntimeError" | "Exception"));
+    broad && tree::text(handler, source).contains("out of memory")
+}
