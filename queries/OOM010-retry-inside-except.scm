@@ -1,6 +1,4 @@
-; OOM010 retry-inside-except: a call inside an `except` block. The host checks that the
-; handler catches an out-of-memory error and that the call runs the network again (or
-; retries the function the `try` is in).
-(call
-  function: [(identifier) (attribute)] @callee
-  (#has-ancestor? @callee "except_clause")) @call
+; OOM010 retry-inside-except: an `except` clause. The host checks that it catches an
+; out-of-memory error and looks in its block for a call that runs the network again (or
+; repeats the call the `try` made).
+(except_clause) @handler

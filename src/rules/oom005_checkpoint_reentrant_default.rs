@@ -20,9 +20,19 @@ pub static RULE: Rule = Rule {
     fix_title: "Pass `use_reentrant=False`",
     docs: FILES.1,
     query: FILES.0,
-    could_match: |source| source.contains("checkpoint"),
+    could_match: could_call_checkpoint,
     check,
 };
+
+/// A call spelled `checkpoint(` / `checkpoint_sequential(` in a file that names torch (it
+/// must import or spell out `torch.utils.checkpoint`).
+fn could_call_checkpoint(source: &str) -> bool {
+    static PATTERN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    source.contains("torch")
+        && PATTERN
+            .get_or_init(|| regex::Regex::new(r"checkpoint(?:_sequential)?\s*\(").expect("valid regex"))
+            .is_match(source)
+}
 
 const CHECKPOINT_FUNCTIONS: [&str; 2] =
     ["torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential"];

@@ -32,24 +32,22 @@ pub static RULE: Rule = Rule {
 const OOM_ERRORS: [&str; 2] = ["torch.OutOfMemoryError", "torch.cuda.OutOfMemoryError"];
 
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
-    let (Some(call), Some(callee)) = (found.get("call"), found.get("callee")) else { return };
-    let Some(handler) = tree::ancestors_in_function(call).find(|a| a.kind() == "except_clause") else { return };
+    let Some(handler) = found.get("handler") else { return };
     if !catches_out_of_memory(checker, handler) {
         return;
     }
     // One finding per handler: its first retry.
-    let retries = |c: Node<'t>| retry_kind(checker, handler, c);
-    let Some(kind) = retries(call) else { return };
-    let first = tree::descendants(handler).filter(|n| n.kind() == "call").find(|n| retries(*n).is_some());
-    if first.is_some_and(|f| f.id() != call.id()) {
+    let Some((call, kind)) = tree::descendants(handler)
+        .filter(|n| n.kind() == "call")
+        .find_map(|call| retry_kind(checker, handler, call).map(|kind| (call, kind)))
+    else {
         return;
-    }
-    let retries_function = kind == Retry::Function;
-    let what = if retries_function { "retries" } else { "runs the network again" };
+    };
+    let what = if kind == Retry::Function { "retries" } else { "runs the network again" };
+    let callee = call.child_by_field_name("function").map(|f| checker.text(f)).unwrap_or_default();
     let message = format!(
-        "`{}` {what} inside the `except` block: the exception's traceback still holds the failed step's \
-         tensors, so the retry runs with that memory in use",
-        checker.text(callee)
+        "`{callee}` {what} inside the `except` block: the exception's traceback still holds the failed step's \
+         tensors, so the retry runs with that memory in use"
     );
     let help = "set a flag (or save the batch) in `except`, and retry after the block, once the failed step's \
                 tensors are freed"

@@ -25,9 +25,22 @@ pub static RULE: Rule = Rule {
     fix_title: "Detach the state at the start of each batch (`hidden = hidden.detach()`)",
     docs: FILES.1,
     query: FILES.0,
-    could_match: |source| source.contains("backward"),
+    could_match: |source| {
+        source.contains("backward") && (heuristics::mentions_forward_call(source) || mentions_recurrent_call(source))
+    },
     check,
 };
+
+/// Words of a name that runs a recurrent network (`self.rnn`, `lstm_cell`, `gru`).
+const RECURRENT_WORDS: [&str; 5] = ["rnn", "lstm", "gru", "cell", "recurrent"];
+
+/// Whether the text calls anything named like a recurrent network.
+fn mentions_recurrent_call(source: &str) -> bool {
+    static PATTERN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    PATTERN
+        .get_or_init(|| regex::Regex::new(r"(?i)(?:rnn|lstm|gru|cell|recurrent)\w*\s*\(").expect("valid regex"))
+        .is_match(source)
+}
 
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let (Some(assignment), Some(targets), Some(call), Some(callee), Some(arguments)) =
@@ -37,10 +50,16 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     };
     let facts = checker.facts;
     let source = checker.source();
+    // The cheap test first: is any target passed back in?
+    let passed = argument_names(arguments, source);
+    let carried: Vec<Node<'t>> =
+        target_names(targets).into_iter().filter(|t| passed.contains(&tree::text(*t, source))).collect();
+    if carried.is_empty() {
+        return;
+    }
     let runs_network = facts.is_forward_call(call)
-        || tree::last_name(callee, source).is_some_and(|name| {
-            heuristics::words(name).iter().any(|w| matches!(w.as_str(), "rnn" | "lstm" | "gru" | "cell" | "recurrent"))
-        });
+        || tree::last_name(callee, source)
+            .is_some_and(|name| heuristics::words(name).iter().any(|w| RECURRENT_WORDS.contains(&w.as_str())));
     if !runs_network || facts.grad_disabled(call) {
         return;
     }
@@ -50,10 +69,9 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     if facts.calls_named(&["backward"], step).is_empty() {
         return;
     }
-    let passed = argument_names(arguments, source);
-    for target in target_names(targets) {
+    for target in carried {
         let name = tree::text(target, source);
-        if !passed.contains(&name) || detached_or_reset(checker, step, assignment, name) {
+        if detached_or_reset(checker, step, assignment, name) {
             continue;
         }
         let message = format!(
