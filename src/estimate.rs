@@ -149,7 +149,7 @@ impl LinearFit {
 mod tests {
     use super::*;
 
-    const MIB: f64 = 1024.0 * 1024.0;
+    use crate::measure::MIB;
 
     #[test]
     fn seven_billion_parameters_with_adam_in_fp32_need_112_gb() {

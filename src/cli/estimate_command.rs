@@ -4,10 +4,8 @@
 use super::{EXIT_CLEAN, EXIT_ERROR, ListFormat};
 use crate::estimate::{self, LinearFit, Optimizer, Precision};
 use crate::explain::human;
-use crate::measure::device;
+use crate::measure::{MIB, device};
 use serde_json::{Value, json};
-
-const MIB: f64 = 1024.0 * 1024.0;
 
 #[derive(Debug, clap::Args)]
 pub struct EstimateArgs {

@@ -254,7 +254,7 @@ fn parse_summary(text: &str) -> Option<Message> {
 mod tests {
     use super::*;
 
-    const MIB: f64 = 1024.0 * 1024.0;
+    use crate::measure::MIB;
 
     #[test]
     fn sizes_in_every_unit() {

@@ -234,7 +234,8 @@ def main():
         return
     if options.backend is None or options.script is None:
         parser.error("--backend and --script are required")
-    script_args = [a for a in options.script_args if a != "--"] if options.script_args[:1] == ["--"] else options.script_args
+    # argparse keeps the `--` that separates the script's own arguments.
+    script_args = options.script_args[1:] if options.script_args[:1] == ["--"] else options.script_args
     script = options.script.resolve()
     sys.path.insert(0, str(script.parent.parent))
     sys.path.insert(0, str(script.parent))

@@ -33,11 +33,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
         return;
     };
     let facts = checker.facts;
-    let resolved = facts.qualified_name(callee).or_else(|| {
-        (checker.text(callee) == CHECKPOINT && facts.index().lookup("torch", callee).is_none())
-            .then(|| CHECKPOINT.to_string())
-    });
-    if resolved.as_deref() != Some(CHECKPOINT) {
+    if facts.resolves_to(callee, &[CHECKPOINT]).is_none() {
         return;
     }
     let Some(step) = tree::enclosing_loop(call) else { return };

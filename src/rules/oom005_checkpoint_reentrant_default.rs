@@ -42,18 +42,9 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     else {
         return;
     };
-    let facts = checker.facts;
     // Only PyTorch's: a project's own `checkpoint(func, inputs, params, flag)` or another
-    // library's helper is not this API. Spelled out in full it is PyTorch's even when the
-    // import is out of sight.
-    let text = checker.text(callee);
-    let resolved = facts.qualified_name(callee).or_else(|| {
-        (CHECKPOINT_FUNCTIONS.contains(&text) && facts.index().lookup("torch", callee).is_none())
-            .then(|| text.to_string())
-    });
-    let Some(function) = resolved.filter(|name| CHECKPOINT_FUNCTIONS.contains(&name.as_str())) else {
-        return;
-    };
+    // library's helper is not this API.
+    let Some(function) = checker.facts.resolves_to(callee, &CHECKPOINT_FUNCTIONS) else { return };
     let source = checker.source();
     if tree::keyword_arg(call, "use_reentrant", source).is_some() {
         return;

@@ -36,14 +36,9 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     };
     let facts = checker.facts;
     let source = checker.source();
-    let is_backward = match callee.kind() {
-        // `loss.backward(...)`, or `torch.autograd.backward(...)` spelled out.
-        "attribute" => {
-            tree::last_name(callee, source) == Some("backward")
-                || facts.qualified_name(callee).is_some_and(|q| AUTOGRAD_FUNCTIONS.contains(&q.as_str()))
-        }
-        _ => facts.qualified_name(callee).is_some_and(|q| AUTOGRAD_FUNCTIONS.contains(&q.as_str())),
-    };
+    // `loss.backward(...)`, or `torch.autograd.backward` / `grad` however imported.
+    let is_backward = (callee.kind() == "attribute" && tree::last_name(callee, source) == Some("backward"))
+        || facts.qualified_name(callee).is_some_and(|q| AUTOGRAD_FUNCTIONS.contains(&q.as_str()));
     if !is_backward {
         return;
     }

@@ -36,10 +36,17 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     if !catches_out_of_memory(checker, handler) {
         return;
     }
+    let source = checker.source();
+    let retried = Retried {
+        enclosing: tree::enclosing_function(handler)
+            .and_then(|f| f.child_by_field_name("name"))
+            .map(|n| tree::text(n, source)),
+        tried: tried_calls(handler, source),
+    };
     // One finding per handler: its first retry.
     let Some((call, kind)) = tree::descendants(handler)
         .filter(|n| n.kind() == "call")
-        .find_map(|call| retry_kind(checker, handler, call).map(|kind| (call, kind)))
+        .find_map(|call| retry_kind(checker, handler, &retried, call).map(|kind| (call, kind)))
     else {
         return;
     };
@@ -63,8 +70,20 @@ enum Retry {
     Function,
 }
 
+/// What a handler's retry would call again: the function the `try` is in, and the
+/// callees of the calls in the `try` body.
+struct Retried<'t> {
+    enclosing: Option<&'t str>,
+    tried: Vec<&'t str>,
+}
+
 /// Whether `call` in `handler` runs the network again or repeats the failed call.
-fn retry_kind<'t>(checker: &Checker<'_, 't>, handler: Node<'t>, call: Node<'t>) -> Option<Retry> {
+fn retry_kind<'t>(
+    checker: &Checker<'_, 't>,
+    handler: Node<'t>,
+    retried: &Retried<'t>,
+    call: Node<'t>,
+) -> Option<Retry> {
     let facts = checker.facts;
     let source = checker.source();
     // Code in a function defined inside the handler does not run there.
@@ -81,10 +100,8 @@ fn retry_kind<'t>(checker: &Checker<'_, 't>, handler: Node<'t>, call: Node<'t>) 
     if facts.is_loss_call(call) || BOOKKEEPING.contains(&name) {
         return None;
     }
-    let enclosing =
-        tree::enclosing_function(handler).and_then(|f| f.child_by_field_name("name")).map(|n| tree::text(n, source));
     let text = tree::text(callee, source);
-    (enclosing == Some(name) || tried_calls(handler, source).contains(&text)).then_some(Retry::Function)
+    (retried.enclosing == Some(name) || retried.tried.contains(&text)).then_some(Retry::Function)
 }
 
 const BOOKKEEPING: [&str; 12] =

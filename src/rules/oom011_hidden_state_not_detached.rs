@@ -51,9 +51,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let facts = checker.facts;
     let source = checker.source();
     // The cheap test first: is any target passed back in?
-    let passed = argument_names(arguments, source);
-    let carried: Vec<Node<'t>> =
-        target_names(targets).into_iter().filter(|t| passed.contains(&tree::text(*t, source))).collect();
+    let carried = carried_targets(targets, arguments, source);
     if carried.is_empty() {
         return;
     }
@@ -101,9 +99,14 @@ pub(super) fn carries_state<'t>(step: Node<'t>, source: &'t str) -> bool {
         let Some(arguments) = value.child_by_field_name("arguments").filter(|_| value.kind() == "call") else {
             return false;
         };
-        let passed = argument_names(arguments, source);
-        target_names(targets).iter().any(|t| passed.contains(&tree::text(*t, source)))
+        !carried_targets(targets, arguments, source).is_empty()
     })
+}
+
+/// The assignment's targets that are also passed to the call it assigns from.
+fn carried_targets<'t>(targets: Node<'t>, arguments: Node<'t>, source: &'t str) -> Vec<Node<'t>> {
+    let passed = argument_names(arguments, source);
+    target_names(targets).into_iter().filter(|t| passed.contains(&tree::text(*t, source))).collect()
 }
 
 /// Names passed straight to the call, also inside a tuple (`model(x, (h, c))`).

@@ -39,6 +39,19 @@ impl<'t> Facts<'t> {
         names::qualified_name(self.index(), node, self.source)
     }
 
+    /// Which of `apis` (dotted `torch.` paths) `node` stands for: through the file's
+    /// imports, or spelled out in full where nothing in the file binds `torch` (its
+    /// import out of sight).
+    pub fn resolves_to(&self, node: Node<'t>, apis: &[&'static str]) -> Option<&'static str> {
+        match self.qualified_name(node) {
+            Some(name) => apis.iter().copied().find(|api| *api == name),
+            None => {
+                let text = self.text(node);
+                apis.iter().copied().find(|api| *api == text && self.index().lookup("torch", node).is_none())
+            }
+        }
+    }
+
     /// Calls made through any of `names` (`backward(...)`, `x.backward(...)`) inside
     /// `within`, in document order.
     pub fn calls_named(&self, names: &[&str], within: Node<'t>) -> Vec<Node<'t>> {
