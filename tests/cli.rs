@@ -63,7 +63,8 @@ fn sarif_output_matches_its_snapshot() {
         .iter()
         .map(|r| {
             assert!(r["help"]["markdown"].as_str().unwrap().contains("## Fix safety"));
-            assert!(r["properties"]["measuredCost"].as_str().unwrap().contains("(measured: "));
+            let cost = r["properties"]["measuredCost"].as_str().unwrap();
+            assert!(cost.contains("(measured: ") || r["id"] == "OOM100", "{cost}");
             format!("{} {} {}", r["id"], r["name"], r["defaultConfiguration"]["level"])
         })
         .collect();
@@ -190,8 +191,36 @@ fn suppression_comments() {
         ("skipped.py", format!("# oomlint: ignore-file\n{LEAKY}").as_bytes()),
     ]);
     let (_, out, _) = run(&["check", "--output-format", "concise"], dir.path());
-    let rows: Vec<&str> = out.lines().filter(|l| l.contains("[OOM")).map(|l| l.split(':').nth(1).unwrap()).collect();
-    assert_eq!(rows, ["11", "12"], "only the wrong-code and the in-string suppressions fail: {out}");
+    let rows: Vec<(&str, &str)> = out
+        .lines()
+        .filter(|l| l.contains("[OOM"))
+        .map(|l| (l.split(':').nth(1).unwrap(), &l[l.find("[OOM").unwrap() + 1..][..6]))
+        .collect();
+    assert_eq!(
+        rows,
+        [("11", "OOM001"), ("11", "OOM100"), ("12", "OOM001")],
+        "only the wrong-code and the in-string suppressions fail, and the wrong code is unused: {out}"
+    );
+}
+
+#[test]
+fn unused_suppressions_of_rules_that_did_not_run_are_left_alone() {
+    let source = "import torch\n\n\ndef f(values):\n    return sum(values)  # oomlint: ignore[OOM001, OOM999]\n";
+    let dir = project(&[("train.py", source.as_bytes())]);
+    let codes = |args: &[&str]| {
+        let (_, out, _) = run(args, dir.path());
+        out.lines()
+            .filter(|l| l.contains("[OOM100]"))
+            .map(|l| l.rsplit("] ").next().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let concise = ["check", "--output-format", "concise"];
+    assert_eq!(codes(&concise), ["Unused suppression: OOM001 (nothing reported on this line), OOM999 (no such rule)"]);
+    // With OOM001 off, whether its suppression is needed cannot be told.
+    for only in [&["--select", "OOM100"][..], &["--ignore", "OOM001"][..]] {
+        assert_eq!(codes(&[&concise[..], only].concat()), ["Unused suppression: OOM999 (no such rule)"], "{only:?}");
+    }
+    assert!(codes(&[&concise[..], &["--ignore", "OOM100"]].concat()).is_empty());
 }
 
 #[test]

@@ -332,20 +332,27 @@ fn the_binary_exits_on_exit_even_with_stdin_open() {
 
 #[tokio::test]
 async fn relinting_one_statement_matches_a_full_lint() {
+    // The last function's append carries a suppression: once the edit there removes the
+    // finding, the suppression is reported unused.
+    let suppressed = LEAKY.replace("losses.append(loss)", "losses.append(loss)  # noqa: OOM001");
     let text = format!(
-        "{LEAKY}\n\ndef later(model, val_loader):\n    model.eval()\n    for x in val_loader:\n        print(model(x))  # note\n\n\n{LEAKY}"
+        "{LEAKY}\n\ndef later(model, val_loader):\n    model.eval()\n    for x in val_loader:\n        print(model(x))  # note\n\n\n{suppressed}"
     );
     let mut s = Session::start(json!({}), json!({"debounceMs": 0})).await;
     let uri = s.open("multi.py", &text).await;
-    assert_eq!(codes(&s.diagnostics(&uri).await), ["OOM001", "OOM002", "OOM001"]);
+    assert_eq!(codes(&s.diagnostics(&uri).await), ["OOM001", "OOM002"]);
     let lines: Vec<&str> = text.lines().collect();
     let append_line = lines.iter().position(|l| l.contains("losses.append")).unwrap() as u32;
+    let suppressed_line = lines.iter().rposition(|l| l.contains("losses.append")).unwrap() as u32;
     let note_line = lines.iter().position(|l| l.contains("# note")).unwrap() as u32;
-    // Local edits: break the first append's container name, type in a comment, undo.
+    // Local edits: break the first append's container name, type in a comment, undo;
+    // then the same under the suppression.
     let steps = [
-        (append_line, 10, 10, "z"), // lozsses.append(loss): unknown container, silent
-        (note_line, 30, 30, "!"),   // inside the comment
-        (append_line, 10, 11, ""),  // back to losses.append(loss)
+        (append_line, 10, 10, "z"),     // lozsses.append(loss): unknown container, silent
+        (note_line, 30, 30, "!"),       // inside the comment
+        (append_line, 10, 11, ""),      // back to losses.append(loss)
+        (suppressed_line, 10, 10, "z"), // the suppression now suppresses nothing
+        (suppressed_line, 10, 11, ""),  // and is used again
     ];
     let mut current = text.clone();
     for (i, (line, from, to, insert)) in steps.into_iter().enumerate() {
@@ -361,5 +368,8 @@ async fn relinting_one_statement_matches_a_full_lint() {
         let fresh_uri = fresh.open("multi.py", &current).await;
         let expected = fresh.diagnostics(&fresh_uri).await;
         assert_eq!(published["diagnostics"], expected["diagnostics"], "after step {i}");
+        if i == 3 {
+            assert_eq!(codes(&published), ["OOM001", "OOM002", "OOM100"]);
+        }
     }
 }

@@ -151,11 +151,15 @@ fn num_cpus() -> usize {
 
 fn select_rules(names: &[String]) -> Result<Vec<&'static Rule>, String> {
     if names.is_empty() {
-        return Ok(RULES.to_vec());
+        return Ok(RULES.iter().copied().filter(|r| r.has_fixtures()).collect());
     }
     names
         .iter()
-        .map(|name| rules::find(name).ok_or_else(|| format!("no rule named `{name}` (see `oomlint rules`)")))
+        .map(|name| match rules::find(name) {
+            Some(rule) if rule.has_fixtures() => Ok(rule),
+            Some(rule) => Err(format!("{} is about suppression comments: it has no fixtures to measure", rule.code)),
+            None => Err(format!("no rule named `{name}` (see `oomlint rules`)")),
+        })
         .collect()
 }
 
@@ -291,7 +295,9 @@ fn rules_report(selected: &[&'static Rule], measured: &Measured, format: ListFor
         match (&quote, rule.cost) {
             (Ok(quote), _) => text.push_str(&format!("  cost: {quote}\n")),
             (Err(why), Cost::Evidence(_)) if complete => text.push_str(&format!("  evidence not shown: {why}\n")),
-            (Err(why), Cost::Memory { .. }) if complete => text.push_str(&format!("  cost not shown: {why}\n")),
+            (Err(why), Cost::Memory { .. } | Cost::Housekeeping { .. }) if complete => {
+                text.push_str(&format!("  cost not shown: {why}\n"))
+            }
             _ => {}
         }
         if let Some(row) = rows.iter_mut().rev().find(|r| r["rule"] == rule.code && r["variant"] == "bad") {

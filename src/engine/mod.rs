@@ -9,6 +9,7 @@ pub mod syntax;
 pub mod tree;
 
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::rules::oom100_unused_suppression::{self as unused_suppression, CodeStatus};
 use crate::rules::{RULES, Rule};
 use crate::suppress::Suppressions;
 use checker::{Checker, Match};
@@ -103,6 +104,17 @@ impl Engine {
         Ok(Engine { rules: rules.to_vec(), query, pattern_rule, pattern_predicates, capture_names })
     }
 
+    /// Whether the rule `code` names ran on this file (`enabled` is per engine rule).
+    fn code_status(&self, code: &str, enabled: &[bool]) -> CodeStatus {
+        match self.rules.iter().position(|r| r.code == code) {
+            // An enabled rule whose text test failed ran in effect: it could find nothing.
+            Some(at) if enabled.get(at).copied().unwrap_or(false) => CodeStatus::Ran,
+            Some(_) => CodeStatus::NotRun,
+            None if crate::rules::find(code).is_some() => CodeStatus::NotRun,
+            None => CodeStatus::Unknown,
+        }
+    }
+
     /// Lint one file's text. `path` is used for file-name heuristics and is not read.
     pub fn lint(&self, source: &str, path: &Path, settings: &RuleSettings) -> FileReport {
         self.lint_parsed(source, None, path, settings)
@@ -177,18 +189,28 @@ impl Engine {
             let mut checker = Checker { facts: &facts, rule, diagnostics: &mut diagnostics, reported: &mut reported };
             (rule.check)(&mut checker, &captured);
         }
+        diagnostics.sort_by_key(|d| (d.range.start, d.code, d.range.end));
+        diagnostics.dedup_by(|a, b| a.code == b.code && a.range == b.range);
+        let mut suppressions = Suppressions::parse(source, root);
+        suppressions.filter(&mut diagnostics);
+        if let Some(at) = self.rules.iter().position(|r| r.code == unused_suppression::RULE.code)
+            && active[at]
+        {
+            // Its findings are not filtered again: a bare `# oomlint: ignore` would hide
+            // the finding that it suppresses nothing.
+            diagnostics.extend(unused_suppression::report(source, &suppressions, |code| {
+                self.code_status(code, &settings.enabled)
+            }));
+            diagnostics.sort_by_key(|d| (d.range.start, d.code, d.range.end));
+        }
         if let Some(range) = range {
             diagnostics.retain(|d| range.start <= d.range.start && d.range.end <= range.end);
         }
-        diagnostics.sort_by_key(|d| (d.range.start, d.code, d.range.end));
-        diagnostics.dedup_by(|a, b| a.code == b.code && a.range == b.range);
         for diagnostic in &mut diagnostics {
             if let Some(&severity) = settings.severity.get(diagnostic.code) {
                 diagnostic.severity = severity;
             }
         }
-        let suppressions = Suppressions::parse(source, root);
-        diagnostics.retain(|d| !suppressions.suppresses(d));
         FileReport { diagnostics, syntax_errors }
     }
 }

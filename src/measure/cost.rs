@@ -14,6 +14,8 @@ pub enum Cost {
     Memory { figure: Figure, bad: &'static str, good: &'static str },
     /// No memory cost: a behaviour a real run shows.
     Evidence(Evidence),
+    /// A rule about the linter's own comments: nothing to run, `why` says what it saves.
+    Housekeeping { why: &'static str },
 }
 
 /// Which memory figure of a run.
@@ -119,6 +121,9 @@ pub fn measured_cost(rule: &Rule) -> String {
 /// run there is (a GPU's, else real CPU compute, else the fake backend), and where they
 /// came from.
 pub fn quote(rule: &Rule, measurements: &Measurements) -> Result<String, String> {
+    if let Cost::Housekeeping { why } = rule.cost {
+        return Ok(format!("no memory cost of its own: {why}"));
+    }
     let (bad, good) = best_pair(rule.code, measurements)?;
     let claim = match rule.cost {
         Cost::Memory { figure, bad: bad_words, good: good_words } => format!(
@@ -127,6 +132,7 @@ pub fn quote(rule: &Rule, measurements: &Measurements) -> Result<String, String>
             format_mib(figure.bytes(&good.figures))
         ),
         Cost::Evidence(evidence) => format!("no memory cost: {}", evidence.verdict(&bad.figures, &good.figures)?),
+        Cost::Housekeeping { .. } => unreachable!("answered above"),
     };
     Ok(format!("{claim} (measured: {})", provenance(bad)))
 }

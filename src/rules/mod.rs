@@ -10,6 +10,7 @@ mod oom005_checkpoint_reentrant_default;
 mod oom007_retain_graph_in_loop;
 mod oom010_retry_inside_except;
 mod oom011_hidden_state_not_detached;
+pub mod oom100_unused_suppression;
 
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
@@ -47,12 +48,18 @@ pub static RULES: &[&Rule] = &[
     &oom007_retain_graph_in_loop::RULE,
     &oom010_retry_inside_except::RULE,
     &oom011_hidden_state_not_detached::RULE,
+    &oom100_unused_suppression::RULE,
 ];
 
 impl Rule {
     /// The cost as measured, quoted by diagnostics, hovers and docs.
     pub fn measured_cost(&self) -> String {
         crate::measure::cost::measured_cost(self)
+    }
+
+    /// Whether the rule has runnable bad/good fixtures (every rule whose cost is run).
+    pub fn has_fixtures(&self) -> bool {
+        !matches!(self.cost, Cost::Housekeeping { .. })
     }
 
     /// The first paragraph of a docs section (`## What it does`).

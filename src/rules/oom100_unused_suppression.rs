@@ -1,0 +1,163 @@
+//! OOM100 unused-suppression: a suppression comment, or a code in one, that suppressed
+//! nothing. It has no query: the engine calls `report` once the other rules have run and
+//! their findings have met the file's suppression comments.
+
+use super::{Rule, rule_files};
+use crate::diagnostic::{Diagnostic, Severity, TextRange};
+use crate::engine::checker::{Checker, Match};
+use crate::fix::{Edit, Fix};
+use crate::measure::Cost;
+use crate::suppress::{Directive, Spelling, Suppressions};
+use std::collections::HashSet;
+
+const FILES: (&str, &str) = rule_files!("OOM100-unused-suppression");
+
+pub static RULE: Rule = Rule {
+    code: "OOM100",
+    slug: "unused-suppression",
+    default_severity: Severity::Warning,
+    summary: "A suppression comment, or a code in one, that suppresses nothing",
+    cost: Cost::Housekeeping {
+        why: "a suppression that hides nothing today hides the next finding on its line, whatever it costs",
+    },
+    fix_title: "Remove the unused suppression",
+    docs: FILES.1,
+    query: FILES.0,
+    could_match: could_report,
+    check,
+};
+
+/// Only our own directive or a `noqa` naming an `OOM` code can be reported; files with
+/// other linters' `noqa` comments alone are not parsed for this rule.
+fn could_report(source: &str) -> bool {
+    static NOQA_OOM: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    source.contains("oomlint")
+        || ((source.contains("noqa") || source.contains("NOQA"))
+            && NOQA_OOM
+                .get_or_init(|| regex::Regex::new(r"(?i)noqa[ \t]*:[^\n]*oom[0-9]").expect("valid regex"))
+                .is_match(source))
+}
+
+/// Never called: the query is empty.
+fn check<'t>(_: &mut Checker<'_, 't>, _: &Match<'_, 't>) {}
+
+/// What the engine knows about a rule code written in a suppression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodeStatus {
+    /// The rule ran on this file: if its code suppressed nothing, nothing was there.
+    Ran,
+    /// A rule of ours that did not run here (disabled by configuration or selection):
+    /// whether its suppression is needed cannot be told.
+    NotRun,
+    /// No rule has this code.
+    Unknown,
+}
+
+/// The findings for every directive, after `Suppressions::filter` marked what was used.
+pub fn report(source: &str, suppressions: &Suppressions, status: impl Fn(&str) -> CodeStatus) -> Vec<Diagnostic> {
+    // `# noqa: OOM100` / `ignore[OOM100]` keeps the suppressions of its line as they are.
+    let kept_lines: HashSet<usize> = suppressions
+        .directives
+        .iter()
+        .filter(|d| d.codes.iter().any(|(code, _)| code == RULE.code))
+        .map(|d| d.line)
+        .collect();
+    let mut found = Vec::new();
+    for directive in suppressions.directives.iter().filter(|d| !kept_lines.contains(&d.line)) {
+        if directive.codes.is_empty() {
+            // A bare `# noqa` belongs to every linter; only our own bare directive is ours.
+            if directive.spelling == Spelling::Oomlint && !directive.used {
+                found.push(diagnostic(
+                    directive.range,
+                    "Suppression comment suppresses nothing: no finding on this line".into(),
+                    removal(source, directive),
+                ));
+            }
+            continue;
+        }
+        let unused: Vec<(usize, CodeStatus)> = directive
+            .codes
+            .iter()
+            .zip(&directive.used_codes)
+            .enumerate()
+            .filter(|(_, ((code, _), used))| !**used && is_ours(directive.spelling, code))
+            .map(|(at, ((code, _), _))| (at, status(code)))
+            .filter(|(_, status)| *status != CodeStatus::NotRun)
+            .collect();
+        if unused.is_empty() {
+            continue;
+        }
+        let reasons: Vec<String> = unused
+            .iter()
+            .map(|&(at, status)| {
+                let code = &directive.codes[at].0;
+                match status {
+                    CodeStatus::Unknown => format!("{code} (no such rule)"),
+                    _ => format!("{code} (nothing reported on this line)"),
+                }
+            })
+            .collect();
+        let kept: Vec<&str> = (0..directive.codes.len())
+            .filter(|at| !unused.iter().any(|(u, _)| u == at))
+            .map(|at| directive.codes[at].0.as_str())
+            .collect();
+        let (range, edit) = if kept.is_empty() {
+            (directive.range, removal(source, directive))
+        } else {
+            let first = directive.codes.first().expect("codes are not empty").1;
+            let last = directive.codes.last().expect("codes are not empty").1;
+            let span = |at: usize| directive.codes[at].1;
+            let flagged = TextRange { start: span(unused[0].0).start, end: span(unused[unused.len() - 1].0).end };
+            (flagged, Edit::replace(TextRange { start: first.start, end: last.end }, kept.join(", ")))
+        };
+        let message = format!("Unused suppression: {}", reasons.join(", "));
+        found.push(diagnostic(range, message, edit));
+    }
+    found
+}
+
+/// Codes we answer for: every code in our own directive, and `OOM` codes in a `noqa`
+/// (which other linters' codes share).
+fn is_ours(spelling: Spelling, code: &str) -> bool {
+    spelling == Spelling::Oomlint
+        || code.strip_prefix("OOM").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn diagnostic(range: TextRange, message: String, edit: Edit) -> Diagnostic {
+    Diagnostic {
+        code: RULE.code,
+        range,
+        severity: RULE.default_severity,
+        message,
+        help: "Remove it, so it cannot hide a later finding on this line".into(),
+        fix: Some(Fix::safe(RULE.fix_title, vec![edit])),
+    }
+}
+
+/// The edit that removes a whole directive and leaves the rest of the line as it was: a
+/// comment-only line goes entirely, a trailing comment goes with the blanks before it,
+/// and text after the directive stays a comment.
+fn removal(source: &str, directive: &Directive) -> Edit {
+    let (comment, range) = (directive.comment, directive.range);
+    let after = &source[range.end..comment.end];
+    let blanks_before = |at: usize, floor: usize| {
+        at - (source[floor..at].len() - source[floor..at].trim_end_matches([' ', '\t']).len())
+    };
+    if range.start != comment.start {
+        // Inside a longer comment (`# why  # noqa: OOM001`): drop it and the blanks before.
+        return Edit::replace(TextRange { start: blanks_before(range.start, comment.start), end: range.end }, "");
+    }
+    if !after.trim().is_empty() {
+        // `# oomlint: ignore[OOM001] because …` keeps `# because …`, and
+        // `# oomlint: ignore[OOM001]  # type: ignore` keeps `# type: ignore`.
+        let rest = range.end + (after.len() - after.trim_start().len());
+        let opening = if source[rest..].starts_with('#') { "" } else { "# " };
+        return Edit::replace(TextRange { start: range.start, end: rest }, opening);
+    }
+    let line_start = source[..comment.start].rfind('\n').map_or(0, |i| i + 1);
+    if source[line_start..comment.start].trim().is_empty() {
+        let line_end = source[comment.end..].find('\n').map_or(source.len(), |i| comment.end + i + 1);
+        return Edit::replace(TextRange { start: line_start, end: line_end }, "");
+    }
+    Edit::replace(TextRange { start: blanks_before(comment.start, line_start), end: comment.end }, "")
+}
