@@ -40,7 +40,7 @@ pub fn python_files(paths: &[PathBuf], resolver: &mut ConfigResolver) -> Discove
             };
             let file = entry.path();
             let is_file = entry.file_type().is_some_and(|t| t.is_file());
-            if !is_file || file.extension().is_none_or(|e| e != "py") {
+            if !is_file || file.extension().is_none_or(|e| e != "py" && e != "ipynb") {
                 continue;
             }
             let below_root = file.strip_prefix(path).unwrap_or(file);

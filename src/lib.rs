@@ -10,6 +10,7 @@ pub mod estimate;
 pub mod explain;
 pub mod fix;
 pub mod measure;
+pub mod notebook;
 pub mod render;
 pub mod rules;
 pub mod server;

@@ -9,6 +9,7 @@ use crate::engine::{Engine, RuleSettings};
 use crate::fix::Applicability;
 use crate::fix::apply::fix_source;
 use crate::fix::write::write_atomically;
+use crate::notebook::Notebook;
 use crate::render::{self, FixSummary, LintedFile};
 use crate::source::LineIndex;
 use rayon::prelude::*;
@@ -210,53 +211,78 @@ fn process(input: Input, settings: &RuleSettings, mode: Mode) -> Outcome {
     // fixed file gets it back.
     let bom = if text.starts_with('\u{feff}') { "\u{feff}" } else { "" };
     let source = &text[bom.len()..];
-    let report = Engine::get().lint(source, path, settings);
-    let index = LineIndex::new(source);
+    // A notebook is linted as its code cells joined; positions are shown by cell.
+    let notebook = match is_notebook(path).then(|| Notebook::parse(source)).transpose() {
+        Ok(notebook) => notebook,
+        Err(reason) => return Outcome::Failed { path: shown, reason },
+    };
+    if let Some(reason) = notebook.as_ref().and_then(|n| n.skipped.clone()) {
+        let file = LintedFile::new(shown.clone(), String::new(), Vec::new());
+        return Outcome::Done { file, notes: vec![format!("{shown}: {reason}")], diff: None, fixed_text: None };
+    }
+    let code = notebook.as_ref().map_or(source, |n| n.source.as_str());
+    let linted_file = |code: &str, diagnostics| match &notebook {
+        Some(notebook) => {
+            let (text, cells) = notebook.shown(code);
+            LintedFile { cells: Some(cells), ..LintedFile::new(shown.clone(), text, diagnostics) }
+        }
+        None => LintedFile::new(shown.clone(), code.to_string(), diagnostics),
+    };
+    let report = Engine::get().lint(code, path, settings);
+    let file = linted_file(code, report.diagnostics);
+    let index = LineIndex::new(&file.source);
     let mut notes: Vec<String> = report
         .syntax_errors
         .iter()
         .map(|e| {
-            let at = index.location(source, e.offset);
-            format!("{shown}:{}:{}: cannot parse: {} (linting continues past it)", at.row, at.column, e.message)
+            format!("{shown}:{}: cannot parse: {} (linting continues past it)", file.place(&index, e.offset), e.message)
         })
         .collect();
     let threshold = match mode {
-        Mode::Report => {
-            return Outcome::Done {
-                file: LintedFile::new(shown, source.to_string(), report.diagnostics),
-                notes,
-                diff: None,
-                fixed_text: None,
-            };
-        }
+        Mode::Report => return Outcome::Done { file, notes, diff: None, fixed_text: None },
         Mode::Fix(threshold) | Mode::Diff(threshold) => threshold,
     };
-    let result = fix_source(Engine::get(), source, path, settings, threshold);
+    let result = fix_source(Engine::get(), code, path, settings, threshold);
     for dropped in &result.dropped {
-        let at = index.location(source, dropped.range.start);
         notes.push(format!(
-            "{shown}:{}:{}: the fix for {} would break the syntax; not applied",
-            at.row, at.column, dropped.code
+            "{shown}:{}: the fix for {} would break the syntax; not applied",
+            file.place(&index, dropped.range.start),
+            dropped.code
         ));
     }
-    let changed = result.text != source;
+    // What the file would hold: the fixed code, or the notebook with its fixed cells.
+    let fixed_file = match &notebook {
+        Some(notebook) => match notebook.with_fixed_source(&result.text) {
+            Ok(raw) => raw,
+            Err(e) => {
+                let reason = format!("cannot apply the fixes: {e}; the notebook is unchanged");
+                return Outcome::Failed { path: shown, reason };
+            }
+        },
+        None => result.text.clone(),
+    };
+    let changed = fixed_file != source;
     let mut diff = None;
     let mut fixed_text = None;
     match (mode, &input) {
-        (Mode::Diff(_), _) if changed => diff = Some(unified_diff(&shown, source, &result.text)),
+        (Mode::Diff(_), _) if changed => diff = Some(unified_diff(&shown, source, &fixed_file)),
         // Standard input: the (possibly unchanged) text is the output.
-        (Mode::Fix(_), Input::Stdin(_)) => fixed_text = Some(format!("{bom}{}", result.text)),
+        (Mode::Fix(_), Input::Stdin(_)) => fixed_text = Some(format!("{bom}{fixed_file}")),
         (Mode::Fix(_), Input::File(path)) if changed => {
-            if let Err(e) = write_atomically(path, format!("{bom}{}", result.text).as_bytes()) {
+            if let Err(e) = write_atomically(path, format!("{bom}{fixed_file}").as_bytes()) {
                 let reason = format!("cannot write the fixes: {e}; the file is unchanged");
                 return Outcome::Failed { path: shown, reason };
             }
         }
         _ => {}
     }
-    let mut file = LintedFile::new(shown, result.text, result.remaining);
+    let mut file = linted_file(&result.text, result.remaining);
     file.fixed = result.applied;
     Outcome::Done { file, notes, diff, fixed_text }
+}
+
+fn is_notebook(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("ipynb"))
 }
 
 fn unified_diff(shown: &str, before: &str, after: &str) -> String {

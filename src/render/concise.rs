@@ -12,10 +12,8 @@ pub fn render(files: &[LintedFile], color: bool, out: &mut dyn Write) -> io::Res
             let label = format!("{}[{}]", diagnostic.severity, diagnostic.code);
             writeln!(
                 out,
-                "{}:{}:{}: {} {}",
+                "{}:{start}: {} {}",
                 style.bold(&file.path),
-                start.row,
-                start.column,
                 style.severity(diagnostic.severity, &label),
                 diagnostic.message
             )?;

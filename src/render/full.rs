@@ -12,22 +12,24 @@ pub fn render(files: &[LintedFile], color: bool, out: &mut dyn Write) -> io::Res
         for (diagnostic, start, end) in file.located(&index) {
             let label = format!("{}[{}]", diagnostic.severity, diagnostic.code);
             writeln!(out, "{}: {}", style.severity(diagnostic.severity, &label), style.bold(&diagnostic.message))?;
-            let line = start.row - 1;
-            let gutter = (line + 1).to_string().len();
+            // `line` indexes the text; `start.row` is what is shown (within the cell in a notebook).
+            let line = index.line_of(diagnostic.range.start);
+            let gutter = start.row.to_string().len();
             let pad = " ".repeat(gutter);
-            writeln!(out, "{pad}{} {}:{}:{}", style.dim("-->"), file.path, start.row, start.column)?;
+            writeln!(out, "{pad}{} {}:{start}", style.dim("-->"), file.path)?;
             writeln!(out, "{pad} {}", style.dim("|"))?;
-            if line > 0 {
+            if start.row > 1 {
                 let before = index.line_text(&file.source, line - 1);
                 if !before.trim().is_empty() {
-                    writeln!(out, "{} {} {}", style.dim(&format!("{:>gutter$}", line)), style.dim("|"), before)?;
+                    let shown = style.dim(&format!("{:>gutter$}", start.row - 1));
+                    writeln!(out, "{shown} {} {before}", style.dim("|"))?;
                 }
             }
             let text = index.line_text(&file.source, line);
-            writeln!(out, "{} {} {}", style.dim(&format!("{:>gutter$}", line + 1)), style.dim("|"), text)?;
+            writeln!(out, "{} {} {}", style.dim(&format!("{:>gutter$}", start.row)), style.dim("|"), text)?;
             // Underline to the range's end, or to the end of the line for multi-line ranges.
             let line_chars = text.chars().count();
-            let last = if end.row == start.row { end.column } else { line_chars + 1 };
+            let last = if (end.cell, end.row) == (start.cell, start.row) { end.column } else { line_chars + 1 };
             let width = last.saturating_sub(start.column).max(1);
             // Tabs before the range keep their width so the carets line up.
             let lead: String =

@@ -25,8 +25,8 @@ pub fn render(files: &[LintedFile], out: &mut dyn Write) -> io::Result<()> {
                 end.row,
                 end.column,
                 data(&format!(
-                    "{}:{}:{}: {} {} ({})",
-                    file.path, start.row, start.column, diagnostic.code, diagnostic.message, diagnostic.help
+                    "{}:{start}: {} {} ({})",
+                    file.path, diagnostic.code, diagnostic.message, diagnostic.help
                 ))
             )?;
         }

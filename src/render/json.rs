@@ -1,21 +1,24 @@
 //! A JSON array of findings, in file then position order. The schema is documented in
 //! docs/json-output.md and is part of the public interface: add fields, never rename.
 
-use super::LintedFile;
+use super::{LintedFile, Place};
 use crate::rules;
-use crate::source::{LineIndex, Location};
+use crate::source::LineIndex;
 use serde::Serialize;
 use std::io::{self, Write};
 
 #[derive(Serialize)]
 struct JsonLocation {
+    /// In a notebook: the one-based cell, and `row` counts within it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cell: Option<usize>,
     row: usize,
     column: usize,
 }
 
-impl From<Location> for JsonLocation {
-    fn from(location: Location) -> Self {
-        JsonLocation { row: location.row, column: location.column }
+impl From<Place> for JsonLocation {
+    fn from(place: Place) -> Self {
+        JsonLocation { cell: place.cell, row: place.row, column: place.column }
     }
 }
 
@@ -50,7 +53,7 @@ pub fn render(files: &[LintedFile], out: &mut dyn Write) -> io::Result<()> {
     let mut all = Vec::new();
     for file in files {
         let index = LineIndex::new(&file.source);
-        let at = |offset| JsonLocation::from(index.location(&file.source, offset));
+        let at = |offset| JsonLocation::from(file.place(&index, offset));
         for (diagnostic, start, end) in file.located(&index) {
             let fix = diagnostic.fix.as_ref().map(|fix| JsonFix {
                 applicability: fix.applicability.as_str(),

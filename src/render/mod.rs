@@ -9,6 +9,7 @@ mod sarif;
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::fix::Applicability;
+use crate::notebook::CellIndex;
 use crate::source::{LineIndex, Location};
 use std::io::{self, Write};
 
@@ -34,6 +35,28 @@ pub struct LintedFile {
     pub diagnostics: Vec<Diagnostic>,
     /// How many findings were fixed before `diagnostics` were found.
     pub fixed: usize,
+    /// For a notebook: where each cell starts in `source` (its code cells joined), so
+    /// positions are reported by cell and line within the cell.
+    pub cells: Option<CellIndex>,
+}
+
+/// A position as shown: one-based row and column, within a notebook cell when `cell`
+/// is set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    pub cell: Option<usize>,
+    pub row: usize,
+    pub column: usize,
+}
+
+impl std::fmt::Display for Place {
+    /// `12:5`, or `cell 3:2:5` in a notebook.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(cell) = self.cell {
+            write!(f, "cell {cell}:")?;
+        }
+        write!(f, "{}:{}", self.row, self.column)
+    }
 }
 
 /// What the summary says about fixes.
@@ -47,17 +70,29 @@ pub struct FixSummary {
 
 impl LintedFile {
     pub fn new(path: String, source: String, diagnostics: Vec<Diagnostic>) -> LintedFile {
-        LintedFile { path, source, diagnostics, fixed: 0 }
+        LintedFile { path, source, diagnostics, fixed: 0, cells: None }
     }
 
-    /// Start and end of each finding, located with the file's line index.
+    /// Where `offset` is, as shown to the user.
+    pub fn place(&self, index: &LineIndex, offset: usize) -> Place {
+        match &self.cells {
+            Some(cells) => {
+                let (cell, Location { row, column }) = cells.locate(&self.source, index, offset);
+                Place { cell: Some(cell), row, column }
+            }
+            None => {
+                let Location { row, column } = index.location(&self.source, offset);
+                Place { cell: None, row, column }
+            }
+        }
+    }
+
+    /// Start and end of each finding, as shown.
     fn located<'f, 'i>(
         &'f self,
         index: &'i LineIndex,
-    ) -> impl Iterator<Item = (&'f Diagnostic, Location, Location)> + use<'f, 'i> {
-        self.diagnostics
-            .iter()
-            .map(move |d| (d, index.location(&self.source, d.range.start), index.location(&self.source, d.range.end)))
+    ) -> impl Iterator<Item = (&'f Diagnostic, Place, Place)> + use<'f, 'i> {
+        self.diagnostics.iter().map(move |d| (d, self.place(index, d.range.start), self.place(index, d.range.end)))
     }
 }
 

@@ -3,10 +3,10 @@
 //! its fix. Columns count Unicode characters (`columnKind: unicodeCodePoints`), as in the
 //! other formats; relative paths resolve against `%SRCROOT%`, the working directory.
 
-use super::LintedFile;
+use super::{LintedFile, Place};
 use crate::diagnostic::Severity;
 use crate::rules::RULES;
-use crate::source::{LineIndex, Location};
+use crate::source::LineIndex;
 use serde_json::{Value, json};
 use std::io::{self, Write};
 
@@ -30,14 +30,14 @@ pub fn render(files: &[LintedFile], out: &mut dyn Write) -> io::Result<()> {
     let mut results = Vec::new();
     for file in files {
         let index = LineIndex::new(&file.source);
-        let at = |offset| index.location(&file.source, offset);
+        let at = |offset| file.place(&index, offset);
         for (diagnostic, start, end) in file.located(&index) {
             let artifact = artifact_location(&file.path);
             let mut result = json!({
                 "ruleId": diagnostic.code,
                 "ruleIndex": RULES.iter().position(|r| r.code == diagnostic.code),
                 "level": level(diagnostic.severity),
-                "message": { "text": format!("{} ({})", diagnostic.message, diagnostic.help) },
+                "message": { "text": format!("{}{} ({})", cell_prefix(start), diagnostic.message, diagnostic.help) },
                 "locations": [{
                     "physicalLocation": { "artifactLocation": artifact.clone(), "region": region(start, end) }
                 }],
@@ -90,9 +90,15 @@ fn level(severity: Severity) -> &'static str {
     }
 }
 
-/// SARIF regions: one-based lines and columns, the end column exclusive.
-fn region(start: Location, end: Location) -> Value {
+/// SARIF regions: one-based lines and columns, the end column exclusive. SARIF has no
+/// notebook cells: in a notebook the lines count within the cell the message names.
+fn region(start: Place, end: Place) -> Value {
     json!({ "startLine": start.row, "startColumn": start.column, "endLine": end.row, "endColumn": end.column })
+}
+
+/// `cell 3: ` in a notebook, nothing in a Python file.
+fn cell_prefix(place: Place) -> String {
+    place.cell.map(|cell| format!("cell {cell}: ")).unwrap_or_default()
 }
 
 /// A relative path against `%SRCROOT%`; an absolute one as a `file` URI.

@@ -1,0 +1,284 @@
+//! Jupyter notebooks: the code cells are joined in order (so a model defined in one cell
+//! is known in the next) with IPython lines masked, linted as one Python file, and
+//! findings are reported by cell and line within the cell. Fixing rewrites only the
+//! `source` of the cells that changed and leaves every other byte of the notebook as it
+//! was: outputs, metadata, key order and indentation.
+
+mod json_spans;
+mod magics;
+
+use crate::source::{LineIndex, Location};
+use serde_json::Value;
+use std::ops::Range;
+
+/// Ends each cell in the joined text: a comment no notebook writes, so fixes never
+/// touch it and the fixed text splits back into the same cells.
+const CELL_END: &str = "#\u{2}\n";
+
+#[derive(Debug)]
+pub struct Notebook {
+    raw: String,
+    cells: Vec<CodeCell>,
+    /// The code cells joined, IPython lines masked: what the engine lints.
+    pub source: String,
+    /// Why the notebook is not linted (a kernel in another language).
+    pub skipped: Option<String>,
+}
+
+#[derive(Debug)]
+struct CodeCell {
+    /// One-based position among all cells, markdown included.
+    number: usize,
+    /// The cell's `source` value in the notebook's JSON text.
+    span: Range<usize>,
+    text: String,
+    magics: Vec<String>,
+}
+
+/// Where each cell starts in a joined text, for reporting positions within cells.
+#[derive(Debug, Clone, Default)]
+pub struct CellIndex {
+    /// (offset in the joined text, one-based cell number), in order.
+    starts: Vec<(usize, usize)>,
+}
+
+impl CellIndex {
+    /// The cell holding `offset` and the position inside it (one-based row and column).
+    pub fn locate(&self, source: &str, index: &LineIndex, offset: usize) -> (usize, Location) {
+        let at = self.starts.partition_point(|&(start, _)| start <= offset).saturating_sub(1);
+        let (start, number) = self.starts.get(at).copied().unwrap_or((0, 1));
+        let location = index.location(source, offset);
+        (number, Location { row: location.row - index.line_of(start), column: location.column })
+    }
+
+    /// Whether two offsets lie in the same cell.
+    pub fn same_cell(&self, a: usize, b: usize) -> bool {
+        let cell = |offset| self.starts.partition_point(|&(start, _)| start <= offset);
+        cell(a) == cell(b)
+    }
+}
+
+impl Notebook {
+    pub fn parse(raw: &str) -> Result<Notebook, String> {
+        let value: Value = serde_json::from_str(raw).map_err(|e| format!("not a valid notebook: {e}"))?;
+        let format = value.get("nbformat").and_then(Value::as_u64);
+        let cells_value = match (value.get("cells").and_then(Value::as_array), format) {
+            (Some(cells), _) => cells,
+            (None, Some(major)) if major < 4 => {
+                return Err(format!(
+                    "nbformat {major} notebooks are not supported (convert with `jupyter nbconvert --to notebook`)"
+                ));
+            }
+            _ => return Err("not a valid notebook: no `cells` list".into()),
+        };
+        let skipped = kernel_language(&value)
+            .filter(|language| !language.eq_ignore_ascii_case("python"))
+            .map(|language| format!("not linted: the notebook's kernel runs {language}, not Python"));
+        let spans = json_spans::source_spans(raw).map_err(|e| format!("not a valid notebook: {e}"))?;
+        let mut cells = Vec::new();
+        for (at, cell) in cells_value.iter().enumerate() {
+            if cell.get("cell_type").and_then(Value::as_str) != Some("code") {
+                continue;
+            }
+            let text = match cell.get("source") {
+                Some(Value::String(text)) => text.clone(),
+                Some(Value::Array(lines)) => lines
+                    .iter()
+                    .map(|line| line.as_str().ok_or_else(|| format!("cell {}: a source line is not a string", at + 1)))
+                    .collect::<Result<String, String>>()?,
+                _ => return Err(format!("not a valid notebook: cell {} has no source", at + 1)),
+            };
+            let span = spans.get(at).cloned().flatten().ok_or("not a valid notebook: cells out of step")?;
+            // A cell run by `%%bash` and the like is not Python: not linted, never rewritten.
+            let Some(masked) = magics::mask(&text) else { continue };
+            cells.push(CodeCell { number: at + 1, span, text, magics: masked.magics });
+        }
+        let source = join(cells.iter().map(|c| magics::mask(&c.text).map(|m| m.text).unwrap_or_default()));
+        Ok(Notebook { raw: raw.to_string(), cells, source, skipped })
+    }
+
+    /// The joined cells as written (IPython lines back in place), with where each cell
+    /// starts; offsets are those of `source`.
+    pub fn shown(&self, joined: &str) -> (String, CellIndex) {
+        let all: Vec<String> = self.cells.iter().flat_map(|c| c.magics.iter().cloned()).collect();
+        let text = magics::unmask(joined, &all).unwrap_or_else(|_| joined.to_string());
+        let mut starts = Vec::new();
+        let mut offset = 0;
+        for (cell, chunk) in self.cells.iter().zip(text.split_inclusive(CELL_END)) {
+            starts.push((offset, cell.number));
+            offset += chunk.len();
+        }
+        (text, CellIndex { starts })
+    }
+
+    /// The notebook with its cells replaced by those of `fixed` (the joined text after
+    /// fixing): only changed cells' `source` values are rewritten.
+    pub fn with_fixed_source(&self, fixed: &str) -> Result<String, String> {
+        let all: Vec<String> = self.cells.iter().flat_map(|c| c.magics.iter().cloned()).collect();
+        let text = magics::unmask(fixed, &all)?;
+        let chunks: Vec<&str> = text.split(CELL_END).collect();
+        if chunks.len() != self.cells.len() + 1 || !chunks[self.cells.len()].is_empty() {
+            return Err("a fix reached across cells".into());
+        }
+        let style = ListStyle::of_notebook(&self.raw, &self.cells);
+        let mut raw = self.raw.clone();
+        for (cell, chunk) in self.cells.iter().zip(&chunks).rev() {
+            // Joining ended every cell with a newline; a cell written without one keeps it off.
+            let new_text = match chunk.strip_suffix('\n') {
+                Some(trimmed) if !cell.text.ends_with('\n') => trimmed,
+                _ => chunk,
+            };
+            if new_text != cell.text {
+                let original = &self.raw[cell.span.clone()];
+                raw.replace_range(cell.span.clone(), &encode_source(new_text, original, &style));
+            }
+        }
+        serde_json::from_str::<Value>(&raw).map_err(|e| format!("the fixed notebook would not be valid JSON: {e}"))?;
+        Ok(raw)
+    }
+}
+
+fn join(cells: impl Iterator<Item = String>) -> String {
+    let mut joined = String::new();
+    for text in cells {
+        joined.push_str(&text);
+        if !text.is_empty() && !text.ends_with('\n') {
+            joined.push('\n');
+        }
+        joined.push_str(CELL_END);
+    }
+    joined
+}
+
+fn kernel_language(notebook: &Value) -> Option<&str> {
+    let metadata = notebook.get("metadata")?;
+    metadata.pointer("/kernelspec/language").or_else(|| metadata.pointer("/language_info/name")).and_then(Value::as_str)
+}
+
+/// How a notebook writes a source list: what comes after `[`, between lines, and before `]`.
+struct ListStyle {
+    open: String,
+    between: String,
+    close: String,
+}
+
+impl ListStyle {
+    /// The style of `value` (a JSON array of strings), if it has a line to learn from.
+    fn of(value: &str) -> Option<ListStyle> {
+        let spans = json_spans::string_spans(value).ok()?;
+        let (first, last) = (spans.first()?, spans.last()?);
+        let open = value[1..first.start].to_string();
+        let close = value[last.end..value.len() - 1].to_string();
+        let between = match spans.get(1) {
+            Some(second) => value[first.end..second.start].to_string(),
+            None => format!(",{open}"),
+        };
+        Some(ListStyle { open, between, close })
+    }
+
+    /// The first cell's style the notebook shows, else nbformat's own (`indent=1`).
+    fn of_notebook(raw: &str, cells: &[CodeCell]) -> ListStyle {
+        cells
+            .iter()
+            .find_map(|c| ListStyle::of(&raw[c.span.clone()]).filter(|_| raw[c.span.clone()].starts_with('[')))
+            .unwrap_or_else(|| ListStyle { open: "\n    ".into(), between: ",\n    ".into(), close: "\n   ".into() })
+    }
+}
+
+/// A cell's new source, written as the old one was: one string, or a list of lines.
+fn encode_source(text: &str, original: &str, notebook_style: &ListStyle) -> String {
+    let quote = |line: &str| serde_json::to_string(line).expect("a string serializes");
+    if original.starts_with('"') {
+        return quote(text);
+    }
+    let lines: Vec<String> = text.split_inclusive('\n').map(quote).collect();
+    if lines.is_empty() {
+        return "[]".into();
+    }
+    let style = ListStyle::of(original).unwrap_or_else(|| ListStyle {
+        open: notebook_style.open.clone(),
+        between: notebook_style.between.clone(),
+        close: notebook_style.close.clone(),
+    });
+    format!("[{}{}{}]", style.open, lines.join(&style.between), style.close)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOTEBOOK: &str = r##"{
+ "cells": [
+  {
+   "cell_type": "markdown",
+   "metadata": {},
+   "source": [
+    "# Training"
+   ]
+  },
+  {
+   "cell_type": "code",
+   "execution_count": 1,
+   "metadata": {},
+   "outputs": [{"name": "stdout", "output_type": "stream", "text": ["ok\n"]}],
+   "source": [
+    "%matplotlib inline\n",
+    "import torch"
+   ]
+  },
+  {
+   "cell_type": "code",
+   "execution_count": null,
+   "metadata": {},
+   "outputs": [],
+   "source": "x = torch.ones(2)\ny = x * 2"
+  }
+ ],
+ "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+ "nbformat": 4,
+ "nbformat_minor": 5
+}
+"##;
+
+    #[test]
+    fn cells_join_in_order_and_locate_by_cell() {
+        let notebook = Notebook::parse(NOTEBOOK).unwrap();
+        assert!(notebook.source.contains("import torch\n#\u{2}\nx = torch.ones(2)"));
+        let (shown, cells) = notebook.shown(&notebook.source);
+        assert!(shown.starts_with("%matplotlib inline\nimport torch\n"));
+        let index = LineIndex::new(&shown);
+        let y = shown.find("y = ").unwrap();
+        assert_eq!(cells.locate(&shown, &index, y), (3, Location { row: 2, column: 1 }));
+        assert!(!cells.same_cell(shown.find("import").unwrap(), y));
+    }
+
+    #[test]
+    fn an_unchanged_source_gives_back_the_same_bytes_and_a_change_touches_one_cell() {
+        let notebook = Notebook::parse(NOTEBOOK).unwrap();
+        assert_eq!(notebook.with_fixed_source(&notebook.source).unwrap(), NOTEBOOK);
+        let fixed = notebook.source.replace("import torch\n", "import torch\nimport os\n");
+        let written = notebook.with_fixed_source(&fixed).unwrap();
+        assert_eq!(
+            written,
+            NOTEBOOK.replace("    \"import torch\"\n", "    \"import torch\\n\",\n    \"import os\"\n")
+        );
+        let fixed = notebook.source.replace("y = x * 2", "y = x * 3");
+        let written = notebook.with_fixed_source(&fixed).unwrap();
+        assert_eq!(written, NOTEBOOK.replace("y = x * 2", "y = x * 3"));
+    }
+
+    #[test]
+    fn a_fix_across_cells_is_refused() {
+        let notebook = Notebook::parse(NOTEBOOK).unwrap();
+        let crossed = notebook.source.replacen(CELL_END, "", 1);
+        assert!(notebook.with_fixed_source(&crossed).is_err());
+    }
+
+    #[test]
+    fn other_kernels_and_old_formats_are_not_linted() {
+        let r = NOTEBOOK.replace("\"language\": \"python\"", "\"language\": \"R\"");
+        assert!(Notebook::parse(&r).unwrap().skipped.unwrap().contains("R"));
+        assert!(Notebook::parse(r#"{"nbformat": 3, "worksheets": []}"#).unwrap_err().contains("nbformat 3"));
+        assert!(Notebook::parse("{\"cells\": [").unwrap_err().starts_with("not a valid notebook"));
+    }
+}
