@@ -141,6 +141,10 @@ fn provenance(run: &RunRecord) -> String {
     let figures = &run.figures;
     match &run.gpu {
         Some(gpu) => format!("{}, {} backend, torch {}", gpu.name, figures.backend, figures.torch),
+        // A device the fake backend emulated (`cuda (fake tensors)`) is named.
+        None if figures.device.contains("fake tensors") => {
+            format!("{} backend, {}, torch {}", figures.backend, figures.device, figures.torch)
+        }
         None => format!("{} backend, torch {}", figures.backend, figures.torch),
     }
 }

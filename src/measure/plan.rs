@@ -20,6 +20,11 @@ pub enum Subject {
     Reference(&'static ReferenceRow),
 }
 
+/// Rules whose cost is where memory lands (the GPU, not the host): off a GPU their
+/// fixtures run on the fake backend with a CUDA device emulated by fake tensors, and
+/// only what that device would hold is counted.
+const DEVICE_PLACEMENT: &[&str] = &["OOM008"];
+
 /// Each rule's pair. Memory costs run on the chosen backend at the fixtures' own
 /// settings; evidence needs real values, so off a GPU it runs on the CPU backend with
 /// small images (the behaviour does not depend on the size).
@@ -27,6 +32,9 @@ pub fn rule_jobs(rules: &[&'static Rule], backend: Backend) -> Vec<Job> {
     let mut jobs = Vec::new();
     for &rule in rules.iter().filter(|r| r.has_fixtures()) {
         let (backend, args) = match (rule.cost, backend) {
+            (_, Backend::Fake | Backend::Cpu) if DEVICE_PLACEMENT.contains(&rule.code) => {
+                (Backend::Fake, vec!["--device".into(), "cuda".into()])
+            }
             (Cost::Evidence(_), Backend::Fake | Backend::Cpu) => {
                 (Backend::Cpu, vec!["--image-size".into(), "32".into()])
             }

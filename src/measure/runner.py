@@ -71,9 +71,12 @@ except ImportError as error:
 class LiveStorageTracker(TorchDispatchMode):
     """Counts the bytes of every live storage an operator has produced."""
 
-    def __init__(self, shim_values):
+    def __init__(self, shim_values, device_type=None):
         super().__init__()
         self.shim_values = shim_values
+        # Set when the script's device is emulated (fake CUDA tensors): only what that
+        # device would hold counts, as CUDA's own counters would see it.
+        self.device_type = device_type
         self.live = 0
         self.peak = 0
         self.seen = set()
@@ -88,6 +91,8 @@ class LiveStorageTracker(TorchDispatchMode):
         return out
 
     def track(self, tensor):
+        if self.device_type is not None and tensor.device.type != self.device_type:
+            return
         storage = tensor.untyped_storage()
         key = storage._cdata
         if key in self.seen:
@@ -134,6 +139,21 @@ def skip_conversions_that_change_nothing():
         return module if unchanged else original(module, *args, **kwargs)
 
     torch.nn.Module.to = to
+
+
+def track_loaded_tensors(memory):
+    """`torch.load` makes its storages without running an operator, so the tracker would
+    never see them: count what it returns."""
+    original = torch.load
+
+    def load(*args, **kwargs):
+        loaded = original(*args, **kwargs)
+        for value in tree_flatten(loaded)[0]:
+            if isinstance(value, torch.Tensor):
+                memory.track(value)
+        return loaded
+
+    torch.load = load
 
 
 class CudaMemory:
@@ -248,6 +268,14 @@ def main():
         device = "cuda"
     if "--device" not in script_args:
         script_args = [*script_args, "--device", device]
+    # A CUDA device asked for off the GPU: fake tensors stand in for it (fake backend).
+    emulated = None
+    if options.backend != "cuda":
+        named = script_args[script_args.index("--device") + 1]
+        if torch.device(named).type != "cpu":
+            if options.backend != "fake":
+                refuse(f"the {options.backend} backend cannot run on device {named}; use the fake backend")
+            emulated = torch.device(named).type
 
     marks = []
     captured = io.StringIO()
@@ -262,14 +290,16 @@ def main():
         elif options.backend == "cpu":
             memory = LiveStorageTracker(shim_values=False)
             record_steps(memory, marks)
+            track_loaded_tensors(memory)
             with memory:
                 end = call_main(script, script_args, memory, marks)
         else:
             from torch._subclasses.fake_tensor import FakeTensorMode
 
-            memory = LiveStorageTracker(shim_values=True)
+            memory = LiveStorageTracker(shim_values=True, device_type=emulated)
             skip_conversions_that_change_nothing()
             record_steps(memory, marks)
+            track_loaded_tensors(memory)
             with FakeTensorMode(), memory:
                 end = call_main(script, script_args, memory, marks)
     wall = time.perf_counter() - started
@@ -279,7 +309,7 @@ def main():
     emit(
         {
             "backend": options.backend,
-            "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+            "device": torch.cuda.get_device_name() if device == "cuda" else f"{emulated} (fake tensors)" if emulated else "cpu",
             "torch": torch.__version__,
             "python": platform.python_version(),
             "peak_bytes": peak,

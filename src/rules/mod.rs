@@ -8,6 +8,7 @@ mod oom003_deprecated_cuda_amp;
 mod oom004_checkpoint_late_binding;
 mod oom005_checkpoint_reentrant_default;
 mod oom007_retain_graph_in_loop;
+mod oom008_load_without_map_location;
 mod oom010_retry_inside_except;
 mod oom011_hidden_state_not_detached;
 pub mod oom100_unused_suppression;
@@ -46,6 +47,7 @@ pub static RULES: &[&Rule] = &[
     &oom004_checkpoint_late_binding::RULE,
     &oom005_checkpoint_reentrant_default::RULE,
     &oom007_retain_graph_in_loop::RULE,
+    &oom008_load_without_map_location::RULE,
     &oom010_retry_inside_except::RULE,
     &oom011_hidden_state_not_detached::RULE,
     &oom100_unused_suppression::RULE,
