@@ -180,10 +180,15 @@ fn after_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t 
     evaluated
 }
 
+/// Whether `region` runs a training step: `loss.backward()`, `optimizer.step()`. An
+/// environment's `env.step(action)` in an RL loop is not one.
 fn trains<'t>(checker: &Checker<'_, 't>, region: Node<'t>) -> bool {
-    checker
-        .facts
-        .calls_named(TRAINING_CALLS, region)
-        .into_iter()
-        .any(|c| tree::contains(region, c) && tree::method_receiver(c).is_some())
+    let source = checker.source();
+    checker.facts.calls_named(TRAINING_CALLS, region).into_iter().any(|c| {
+        let Some(receiver) = tree::method_receiver(c) else { return false };
+        let environment = tree::last_name(receiver, source).is_some_and(|name| {
+            heuristics::words(name).iter().any(|w| matches!(w.as_str(), "env" | "envs" | "environment"))
+        });
+        tree::contains(region, c) && !(environment && tree::callee_name(c, source) == Some("step"))
+    })
 }
