@@ -93,6 +93,27 @@ fn fixing_rewrites_only_the_changed_cells() {
 }
 
 #[test]
+fn a_notebook_on_standard_input_is_fixed_to_standard_output() {
+    let original = training();
+    let dir = tempfile::tempdir().unwrap();
+    let output = common::oomlint_with_stdin(
+        &["check", "--stdin-filename", "training.ipynb", "--fix"],
+        dir.path(),
+        original.as_bytes(),
+    );
+    let fixed = String::from_utf8(output.stdout).unwrap();
+    // The safe fix (OOM003's `torch.amp` spelling) only, in the notebook's own layout.
+    assert_eq!(
+        fixed,
+        original
+            .replace("from torch.cuda.amp import autocast", "from torch.amp import autocast")
+            .replace("\"with autocast():\\n\"", "\"with autocast(\\\"cuda\\\"):\\n\"")
+    );
+    let report = String::from_utf8(output.stderr).unwrap();
+    assert!(report.contains("training.ipynb:cell 5:"), "{report}");
+}
+
+#[test]
 fn suppressions_and_syntax_errors_are_per_line_in_cells() {
     let notebook = |cells: &[&str]| {
         let cells: Vec<Value> = cells
