@@ -48,6 +48,20 @@ fn findings_are_reported_by_cell_with_definitions_carried_across_cells() {
     let findings: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(findings[2]["code"], "OOM003");
     assert_eq!(findings[2]["location"], serde_json::json!({"cell": 7, "row": 1, "column": 6}));
+
+    // CI formats have no cells: no line of the JSON text is named, the message names the cell.
+    let (_, github, _) = run(&["check", "--output-format", "github"], dir.path());
+    let last = github.lines().last().unwrap();
+    assert!(
+        last.starts_with("::warning title=oomlint (OOM003),file=training.ipynb::training.ipynb:cell 7:1:6: OOM003"),
+        "{last}"
+    );
+    let (_, sarif, _) = run(&["check", "--output-format", "sarif"], dir.path());
+    let sarif: Value = serde_json::from_str(&sarif).unwrap();
+    let result = &sarif["runs"][0]["results"][2];
+    assert!(result["locations"][0]["physicalLocation"].get("region").is_none(), "{result}");
+    assert_eq!(result["properties"]["notebookCell"], 7);
+    assert!(result["message"]["text"].as_str().unwrap().starts_with("cell 7, line 1: "), "{result}");
 }
 
 #[test]

@@ -15,15 +15,19 @@ pub fn render(files: &[LintedFile], out: &mut dyn Write) -> io::Result<()> {
                 Severity::Warning => "warning",
                 Severity::Info => "notice",
             };
+            // In a notebook a line would point into the JSON text: the annotation goes on
+            // the file, and the message names the cell.
+            let lines = match start.cell {
+                Some(_) => String::new(),
+                None => {
+                    format!(",line={},col={},endLine={},endColumn={}", start.row, start.column, end.row, end.column)
+                }
+            };
             writeln!(
                 out,
-                "::{command} title={},file={},line={},col={},endLine={},endColumn={}::{}",
+                "::{command} title={},file={}{lines}::{}",
                 property(&format!("oomlint ({})", diagnostic.code)),
                 property(&file.path),
-                start.row,
-                start.column,
-                end.row,
-                end.column,
                 data(&format!(
                     "{}:{start}: {} {} ({})",
                     file.path, diagnostic.code, diagnostic.message, diagnostic.help

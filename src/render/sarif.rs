@@ -42,6 +42,14 @@ pub fn render(files: &[LintedFile], out: &mut dyn Write) -> io::Result<()> {
                     "physicalLocation": { "artifactLocation": artifact.clone(), "region": region(start, end) }
                 }],
             });
+            // SARIF has no notebook cells: a region would point at a line of the JSON
+            // text. A notebook's findings name the file, and the message the cell.
+            if start.cell.is_some() {
+                result["locations"][0]["physicalLocation"] = json!({ "artifactLocation": artifact });
+                result["properties"] = json!({ "notebookCell": start.cell, "line": start.row, "column": start.column });
+                results.push(result);
+                continue;
+            }
             if let Some(fix) = &diagnostic.fix {
                 let replacements: Vec<Value> = fix
                     .edits
@@ -90,15 +98,14 @@ fn level(severity: Severity) -> &'static str {
     }
 }
 
-/// SARIF regions: one-based lines and columns, the end column exclusive. SARIF has no
-/// notebook cells: in a notebook the lines count within the cell the message names.
+/// SARIF regions: one-based lines and columns, the end column exclusive.
 fn region(start: Place, end: Place) -> Value {
     json!({ "startLine": start.row, "startColumn": start.column, "endLine": end.row, "endColumn": end.column })
 }
 
-/// `cell 3: ` in a notebook, nothing in a Python file.
+/// `cell 3, line 4: ` in a notebook, nothing in a Python file.
 fn cell_prefix(place: Place) -> String {
-    place.cell.map(|cell| format!("cell {cell}: ")).unwrap_or_default()
+    place.cell.map(|cell| format!("cell {cell}, line {}: ", place.row)).unwrap_or_default()
 }
 
 /// A relative path against `%SRCROOT%`; an absolute one as a `file` URI.
