@@ -114,7 +114,28 @@ def check_pre_commit(work):
     git(project, "add", "train.py")
     result = run(pre_commit, project, env)
     assert result.stdout.count("Passed") == 2, result.stdout
-    print("ok   pre-commit: fails on the finding, fixes what is safe, passes when fixed or without Python")
+
+    # A notebook: the deprecated import in one cell, its use in another.
+    cells = ["import torch\nfrom torch.cuda.amp import autocast", "with autocast():\n    pass"]
+    notebook = {
+        "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": s} for s in cells],
+        "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (project / "explore.ipynb").write_text(json.dumps(notebook, indent=1) + "\n")
+    git(project, "add", "explore.ipynb")
+    result = run(pre_commit, project, env, expect=1)
+    assert "files were modified by this hook" in result.stdout, result.stdout
+    fixed = json.loads((project / "explore.ipynb").read_text())
+    assert [c["source"] for c in fixed["cells"]] == [
+        "import torch\nfrom torch.amp import autocast",
+        'with autocast("cuda"):\n    pass',
+    ], fixed
+    git(project, "add", "explore.ipynb")
+    result = run(pre_commit, project, env)
+    assert result.stdout.count("Passed") == 2, result.stdout
+    print("ok   pre-commit: fails on the finding, fixes what is safe (in scripts and notebooks), passes when fixed or without Python")
 
 
 def sarif_schema(work):
