@@ -373,3 +373,117 @@ async fn relinting_one_statement_matches_a_full_lint() {
         }
     }
 }
+
+#[tokio::test]
+async fn notebook_cells_are_linted_together_and_reported_per_cell() {
+    let mut s = Session::start(json!({}), json!({"debounceMs": 0})).await;
+    let notebook = s.uri("explore.ipynb");
+    let cell = |n: u32| format!("{notebook}#cell{n}");
+    let sources = [
+        "import torch\nfrom torch.cuda.amp import autocast",
+        "# Notes",
+        "%time\nwith autocast():\n    state = torch.load(path)",
+    ];
+    let cells: Vec<Value> =
+        (0..3u32).map(|n| json!({"kind": if n == 1 { 1 } else { 2 }, "document": cell(n)})).collect();
+    let texts: Vec<Value> = (0..3u32)
+        .map(|n| {
+            let language = if n == 1 { "markdown" } else { "python" };
+            json!({"uri": cell(n), "languageId": language, "version": 1, "text": sources[n as usize]})
+        })
+        .collect();
+    s.notify(
+        "notebookDocument/didOpen",
+        json!({
+            "notebookDocument": {"uri": notebook, "notebookType": "jupyter-notebook", "version": 1, "cells": cells},
+            "cellTextDocuments": texts,
+        }),
+    )
+    .await;
+    // The import in cell 0 resolves the `autocast` of cell 2, reported in cell 2's own lines
+    // (the `%time` line is IPython, not a syntax error).
+    let mut published = std::collections::HashMap::new();
+    while published.len() < 2 {
+        let message = s.next("textDocument/publishDiagnostics").await;
+        published.insert(message["uri"].as_str().unwrap().to_string(), message);
+    }
+    assert_eq!(codes(&published[&cell(0)]), Vec::<String>::new());
+    let in_cell_2 = &published[&cell(2)];
+    assert_eq!(codes(in_cell_2), ["OOM003", "OOM008"]);
+    assert_eq!(in_cell_2["diagnostics"][0]["range"]["start"], json!({"line": 1, "character": 5}));
+
+    // Hover and quick fixes work per cell. OOM008's fix stays in cell 2 and is offered;
+    // OOM003's would also rewrite the import in cell 0, so the editor does not offer it.
+    let hover = s
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": cell(2)}, "position": {"line": 1, "character": 7}}),
+        )
+        .await
+        .unwrap();
+    assert!(hover["contents"]["value"].as_str().unwrap().contains("OOM003"), "{hover}");
+    let actions = s
+        .request(
+            "textDocument/codeAction",
+            json!({
+                "textDocument": {"uri": cell(2)},
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 2, "character": 30}},
+                "context": {"diagnostics": in_cell_2["diagnostics"]},
+            }),
+        )
+        .await
+        .unwrap();
+    let titles: Vec<&str> = actions.as_array().unwrap().iter().map(|a| a["title"].as_str().unwrap()).collect();
+    assert!(titles.iter().any(|t| t.contains("map_location")), "{titles:?}");
+    assert!(!titles.iter().any(|t| t.contains("torch.amp")), "{titles:?}");
+    let fix =
+        actions.as_array().unwrap().iter().find(|a| a["title"].as_str().unwrap().contains("map_location")).unwrap();
+    assert_eq!(fix["edit"]["changes"][cell(2)][0]["range"]["start"], json!({"line": 2, "character": 27}), "{fix}");
+
+    // Editing cell 0 to the new spelling clears cell 2 too.
+    let line = json!({"start": {"line": 1, "character": 5}, "end": {"line": 1, "character": 19}});
+    s.notify(
+        "notebookDocument/didChange",
+        json!({
+            "notebookDocument": {"uri": notebook, "version": 2},
+            "change": {"cells": {"textContent": [
+                {"document": {"uri": cell(0), "version": 2}, "changes": [{"range": line, "text": "torch.amp"}]}
+            ]}},
+        }),
+    )
+    .await;
+    let mut cleared = std::collections::HashMap::new();
+    while cleared.len() < 2 {
+        let message = s.next("textDocument/publishDiagnostics").await;
+        cleared.insert(message["uri"].as_str().unwrap().to_string(), codes(&message));
+    }
+    assert_eq!(cleared[&cell(2)], ["OOM008"], "{cleared:?}");
+    assert!(cleared[&cell(0)].is_empty());
+
+    // A cell inserted after the first one joins the notebook in its place.
+    s.notify(
+        "notebookDocument/didChange",
+        json!({
+            "notebookDocument": {"uri": notebook, "version": 3},
+            "change": {"cells": {"structure": {
+                "array": {"start": 1, "deleteCount": 0, "cells": [{"kind": 2, "document": cell(3)}]},
+                "didOpen": [{"uri": cell(3), "languageId": "python", "version": 1, "text": "weights = torch.load(p)"}],
+            }}},
+        }),
+    )
+    .await;
+    let mut inserted = std::collections::HashMap::new();
+    while inserted.len() < 3 {
+        let message = s.next("textDocument/publishDiagnostics").await;
+        inserted.insert(message["uri"].as_str().unwrap().to_string(), codes(&message));
+    }
+    assert_eq!(inserted[&cell(3)], ["OOM008"], "{inserted:?}");
+
+    // Closing the notebook clears its cells.
+    s.notify(
+        "notebookDocument/didClose",
+        json!({"notebookDocument": {"uri": notebook}, "cellTextDocuments": [{"uri": cell(0)}, {"uri": cell(1)}, {"uri": cell(2)}]}),
+    )
+    .await;
+    assert_eq!(codes(&s.diagnostics(&cell(2)).await), Vec::<String>::new());
+}

@@ -138,6 +138,24 @@ impl Notebook {
     }
 }
 
+/// Cells an editor holds (their texts in notebook order), joined as `oomlint check` joins
+/// a notebook's: the masked source, and where each cell starts in it (`None` for a cell
+/// that is not Python, which is left out).
+pub fn join_cell_texts(texts: &[&str]) -> (String, Vec<Option<usize>>) {
+    let mut source = String::new();
+    let mut starts = Vec::with_capacity(texts.len());
+    for text in texts {
+        match magics::mask(text) {
+            Some(masked) => {
+                starts.push(Some(source.len()));
+                source.push_str(&join(std::iter::once(masked.text)));
+            }
+            None => starts.push(None),
+        }
+    }
+    (source, starts)
+}
+
 fn join(cells: impl Iterator<Item = String>) -> String {
     let mut joined = String::new();
     for text in cells {

@@ -7,6 +7,7 @@
 mod convert;
 mod document;
 mod incremental;
+mod notebook_sync;
 mod position;
 mod rule_docs;
 mod settings;
@@ -18,6 +19,7 @@ use crate::fix::Applicability;
 use crate::fix::apply::fix_source;
 use convert::FixData;
 use document::Document;
+use notebook_sync::OpenNotebook;
 use position::{Encoding, to_offset, to_range};
 use rule_docs::DocsLinks;
 use settings::ClientSettings;
@@ -75,6 +77,9 @@ struct State {
     results: HashMap<Uri, (i32, Vec<Diagnostic>)>,
     /// Each rule's docs link, from the client settings.
     docs_links: Arc<DocsLinks>,
+    /// Open notebooks by URI; their cells are in `documents`, each mapped back here.
+    notebooks: HashMap<Uri, OpenNotebook>,
+    cell_notebook: HashMap<Uri, Uri>,
 }
 
 /// What linting one version of a document needs, taken under the lock.
@@ -108,9 +113,35 @@ impl Backend {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// Lint a notebook's cells after the debounce delay and publish each cell's findings,
+    /// unless the notebook changed meanwhile.
+    fn schedule_notebook(&self, notebook: Uri) {
+        let client = self.client.clone();
+        let state = self.state.clone();
+        let Some(version) = self.state().notebooks.get(&notebook).map(|n| n.version) else { return };
+        tokio::spawn(async move {
+            let delay = lock(&state).settings.debounce;
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            if lock(&state).notebooks.get(&notebook).is_none_or(|n| n.version != version) {
+                return;
+            }
+            // Pushed even to a client that pulls: clients pull for the documents their
+            // selector names, and notebook cells are synced by the notebook's instead.
+            let linted = lint_notebook(&client, &state, &notebook).await;
+            for (cell, version, diagnostics) in linted.into_iter().flatten() {
+                client.publish_diagnostics(cell, diagnostics, Some(version)).await;
+            }
+        });
+    }
+
     /// Lint the current version of `uri` after the debounce delay and publish, unless a
     /// newer version arrived meanwhile.
     fn schedule(&self, uri: Uri, version: i32) {
+        if let Some(notebook) = self.state().cell_notebook.get(&uri).cloned() {
+            return self.schedule_notebook(notebook);
+        }
         let client = self.client.clone();
         let state = self.state.clone();
         tokio::spawn(async move {
@@ -124,6 +155,12 @@ impl Backend {
                 client.publish_diagnostics(uri, diagnostics, Some(version)).await;
             }
         });
+    }
+
+    async fn report_problems(&self, problems: Vec<String>) {
+        for message in problems {
+            self.client.log_message(MessageType::WARNING, message).await;
+        }
     }
 
     fn relint_all(&self) {
@@ -161,6 +198,11 @@ async fn lint(
     uri: &Uri,
     expected: Option<i32>,
 ) -> Option<(i32, Vec<tower_lsp_server::ls_types::Diagnostic>)> {
+    let notebook = lock(state).cell_notebook.get(uri).cloned();
+    if let Some(notebook) = notebook {
+        let cells = lint_notebook(client, state, &notebook).await?;
+        return cells.into_iter().find(|(cell, _, _)| cell == uri).map(|(_, version, found)| (version, found));
+    }
     let (snapshot, error) = {
         let mut state = lock(state);
         let document = state.documents.get(uri)?;
@@ -206,6 +248,59 @@ async fn lint(
     }
     state.results.insert(uri, (version, found));
     Some((version, converted))
+}
+
+/// Lint a notebook's Python cells joined, store each cell's findings in its own
+/// coordinates, and return them in LSP form per cell (`None` when a cell changed
+/// meanwhile).
+async fn lint_notebook(
+    client: &Client,
+    state: &Arc<Mutex<State>>,
+    notebook: &Uri,
+) -> Option<Vec<(Uri, i32, Vec<tower_lsp_server::ls_types::Diagnostic>)>> {
+    let (cells, texts, versions, path, settings, error, encoding, docs_links) = {
+        let mut state = lock(state);
+        let cells: Vec<Uri> = state.notebooks.get(notebook)?.code_cells().cloned().collect();
+        let documents: Vec<&Document> = cells.iter().map(|c| state.documents.get(c)).collect::<Option<_>>()?;
+        let texts: Vec<String> = documents.iter().map(|d| d.text.clone()).collect();
+        let versions: Vec<i32> = documents.iter().map(|d| d.version).collect();
+        let path = notebook.to_file_path().map(|p| p.into_owned()).unwrap_or_else(|| PathBuf::from("untitled.ipynb"));
+        let (settings, error) = rule_settings(&mut state, &path);
+        let encoding = state.encoding.unwrap_or(Encoding::Utf16);
+        (cells, texts, versions, path, settings, error, encoding, state.docs_links.clone())
+    };
+    if let Some(message) = error {
+        client.show_message(MessageType::ERROR, message).await;
+    }
+    let (source, starts) = crate::notebook::join_cell_texts(&texts.iter().map(String::as_str).collect::<Vec<_>>());
+    let found = match settings {
+        Some(settings) => {
+            tokio::task::spawn_blocking(move || Engine::get().lint(&source, &path, &settings).diagnostics).await.ok()?
+        }
+        None => Vec::new(),
+    };
+    let lengths: Vec<usize> = texts.iter().map(String::len).collect();
+    let mut by_cell = notebook_sync::split_by_cell(found, &starts, &lengths);
+    let mut state = lock(state);
+    let current = state.notebooks.get(notebook).map(|n| n.code_cells().cloned().collect::<Vec<_>>());
+    let unchanged = current.as_ref() == Some(&cells)
+        && cells.iter().zip(&versions).all(|(c, v)| state.documents.get(c).is_some_and(|d| d.version == *v));
+    if !unchanged {
+        return None;
+    }
+    let mut published = Vec::new();
+    for (at, cell) in cells.into_iter().enumerate() {
+        let found = by_cell.remove(&at).unwrap_or_default();
+        let index = crate::source::LineIndex::new(&texts[at]);
+        let converted =
+            found.iter().map(|d| convert::diagnostic(&texts[at], &index, d, encoding, &docs_links)).collect();
+        if let Some(document) = state.documents.get_mut(&cell) {
+            document.edits.clear();
+        }
+        state.results.insert(cell.clone(), (versions[at], found));
+        published.push((cell, versions[at], converted));
+    }
+    Some(published)
 }
 
 /// Relint one statement instead of the file when every change since the stored
@@ -300,6 +395,13 @@ impl LanguageServer for Backend {
                 })),
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
                 diagnostic_provider,
+                notebook_document_sync: Some(OneOf::Left(NotebookDocumentSyncOptions {
+                    notebook_selector: vec![NotebookSelector::ByCells {
+                        notebook: Some(Notebook::String("jupyter-notebook".to_string())),
+                        cells: vec![NotebookCellSelector { language: "python".to_string() }],
+                    }],
+                    save: None,
+                })),
                 ..ServerCapabilities::default()
             },
             server_info: Some(ServerInfo {
@@ -369,6 +471,81 @@ impl LanguageServer for Backend {
             self.client.log_message(MessageType::WARNING, message).await;
         }
         self.schedule(uri, version);
+    }
+
+    async fn notebook_did_open(&self, params: DidOpenNotebookDocumentParams) {
+        let notebook = params.notebook_document;
+        {
+            let mut state = self.state();
+            for cell in params.cell_text_documents {
+                state.cell_notebook.insert(cell.uri.clone(), notebook.uri.clone());
+                state.documents.insert(cell.uri, Document::new(cell.text, cell.version));
+            }
+            state.notebooks.insert(notebook.uri.clone(), OpenNotebook::new(notebook.version, &notebook.cells));
+        }
+        self.schedule_notebook(notebook.uri);
+    }
+
+    async fn notebook_did_change(&self, params: DidChangeNotebookDocumentParams) {
+        let uri = params.notebook_document.uri.clone();
+        let mut problems = Vec::new();
+        let closed = 'apply: {
+            let mut state = self.state();
+            let encoding = state.encoding.unwrap_or(Encoding::Utf16);
+            let Some(open) = state.notebooks.get_mut(&uri) else {
+                problems.push(format!("change for a notebook that is not open: {}", uri.as_str()));
+                break 'apply None;
+            };
+            let (opened, closed) = open.apply_structure(&params);
+            for cell in opened {
+                state.cell_notebook.insert(cell.uri.clone(), uri.clone());
+                state.documents.insert(cell.uri, Document::new(cell.text, cell.version));
+            }
+            for cell in &closed {
+                state.cell_notebook.remove(cell);
+                state.documents.remove(cell);
+                state.results.remove(cell);
+            }
+            let contents = params.change.cells.as_ref().and_then(|c| c.text_content.as_ref());
+            for content in contents.into_iter().flatten() {
+                let version = content.document.version;
+                let Some(document) = state.documents.get_mut(&content.document.uri) else { continue };
+                for change in &content.changes {
+                    if let Err(e) = document.apply(change, encoding, version) {
+                        problems.push(format!("edit refused for {}: {e}", content.document.uri.as_str()));
+                        break;
+                    }
+                }
+                document.version = version;
+            }
+            Some(closed)
+        };
+        self.report_problems(problems).await;
+        let Some(closed) = closed else { return };
+        for cell in closed {
+            self.client.publish_diagnostics(cell, Vec::new(), None).await;
+        }
+        self.schedule_notebook(uri);
+    }
+
+    async fn notebook_did_close(&self, params: DidCloseNotebookDocumentParams) {
+        let cells = {
+            let mut state = self.state();
+            let open = state.notebooks.remove(&params.notebook_document.uri);
+            let mut cells: Vec<Uri> = params.cell_text_documents.into_iter().map(|d| d.uri).collect();
+            cells.extend(open.into_iter().flat_map(|o| o.cells.into_iter().map(|(uri, _)| uri)));
+            cells.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+            cells.dedup();
+            for cell in &cells {
+                state.cell_notebook.remove(cell);
+                state.documents.remove(cell);
+                state.results.remove(cell);
+            }
+            cells
+        };
+        for cell in cells {
+            self.client.publish_diagnostics(cell, Vec::new(), None).await;
+        }
     }
 
     async fn did_save(&self, params: DidSaveTextDocumentParams) {

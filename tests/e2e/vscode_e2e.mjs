@@ -41,6 +41,17 @@ fs.mkdirSync(workspace, { recursive: true });
 fs.mkdirSync(outDir, { recursive: true });
 const script = path.join(workspace, "validate.py");
 fs.writeFileSync(script, LEAKY);
+// A notebook: the deprecated import in one cell, its use in the next.
+const notebookCell = (source) => ({ cell_type: "code", execution_count: null, metadata: {}, outputs: [], source });
+fs.writeFileSync(
+  path.join(workspace, "explore.ipynb"),
+  JSON.stringify({
+    cells: [notebookCell("import torch\nfrom torch.cuda.amp import autocast"), notebookCell("with autocast():\n    y = torch.ones(2)")],
+    metadata: { kernelspec: { language: "python", name: "python3" } },
+    nbformat: 4,
+    nbformat_minor: 5,
+  }, null, 1),
+);
 fs.writeFileSync(
   path.join(userData, "User/settings.json"),
   JSON.stringify({
@@ -187,6 +198,21 @@ try {
   await poll("the finding to clear", async () => (await problem.count()) === 0, 30_000);
   await page.screenshot({ path: path.join(outDir, "vscode-fixed.png") });
   step("quick fix applied, saved, and the finding cleared");
+
+  // A notebook: its cells are linted together, the finding shows on the cell that uses
+  // what another cell imported.
+  await poll("Quick Open", async () => {
+    await page.keyboard.press("Control+P");
+    return page.locator(".quick-input-widget input").isVisible();
+  }, 30_000);
+  await page.keyboard.type("explore.ipynb");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "explore.ipynb" }).first().waitFor();
+  await page.keyboard.press("Enter");
+  await page.locator(".notebook-editor", { hasText: "with autocast" }).first().waitFor({ timeout: 60_000 });
+  await page.keyboard.press("Control+Shift+M");
+  await page.locator(".markers-panel .monaco-list-row", { hasText: "OOM003" }).first().waitFor({ timeout: 60_000 });
+  await page.screenshot({ path: path.join(outDir, "vscode-notebook.png") });
+  step("OOM003 is reported in the notebook");
 
   // A binary that does not exist: the extension restarts on the setting and says so.
   const workspaceSettings = path.join(workspace, ".vscode/settings.json");
