@@ -50,12 +50,6 @@ impl CellIndex {
         let location = index.location(source, offset);
         (number, Location { row: location.row - index.line_of(start), column: location.column })
     }
-
-    /// Whether two offsets lie in the same cell.
-    pub fn same_cell(&self, a: usize, b: usize) -> bool {
-        let cell = |offset| self.starts.partition_point(|&(start, _)| start <= offset);
-        cell(a) == cell(b)
-    }
 }
 
 impl Notebook {
@@ -76,6 +70,7 @@ impl Notebook {
             .map(|language| format!("not linted: the notebook's kernel runs {language}, not Python"));
         let spans = json_spans::source_spans(raw).map_err(|e| format!("not a valid notebook: {e}"))?;
         let mut cells = Vec::new();
+        let mut source = String::new();
         for (at, cell) in cells_value.iter().enumerate() {
             if cell.get("cell_type").and_then(Value::as_str) != Some("code") {
                 continue;
@@ -91,17 +86,21 @@ impl Notebook {
             let span = spans.get(at).cloned().flatten().ok_or("not a valid notebook: cells out of step")?;
             // A cell run by `%%bash` and the like is not Python: not linted, never rewritten.
             let Some(masked) = magics::mask(&text) else { continue };
+            push_cell(&mut source, &masked.text);
             cells.push(CodeCell { number: at + 1, span, text, magics: masked.magics });
         }
-        let source = join(cells.iter().map(|c| magics::mask(&c.text).map(|m| m.text).unwrap_or_default()));
         Ok(Notebook { raw: raw.to_string(), cells, source, skipped })
+    }
+
+    /// Every cell's masked IPython lines, in order, as `magics::unmask` takes them.
+    fn magics(&self) -> Vec<String> {
+        self.cells.iter().flat_map(|c| c.magics.iter().cloned()).collect()
     }
 
     /// The joined cells as written (IPython lines back in place), with where each cell
     /// starts; offsets are those of `source`.
     pub fn shown(&self, joined: &str) -> (String, CellIndex) {
-        let all: Vec<String> = self.cells.iter().flat_map(|c| c.magics.iter().cloned()).collect();
-        let text = magics::unmask(joined, &all).unwrap_or_else(|_| joined.to_string());
+        let text = magics::unmask(joined, &self.magics()).unwrap_or_else(|_| joined.to_string());
         let mut starts = Vec::new();
         let mut offset = 0;
         for (cell, chunk) in self.cells.iter().zip(text.split_inclusive(CELL_END)) {
@@ -114,8 +113,7 @@ impl Notebook {
     /// The notebook with its cells replaced by those of `fixed` (the joined text after
     /// fixing): only changed cells' `source` values are rewritten.
     pub fn with_fixed_source(&self, fixed: &str) -> Result<String, String> {
-        let all: Vec<String> = self.cells.iter().flat_map(|c| c.magics.iter().cloned()).collect();
-        let text = magics::unmask(fixed, &all)?;
+        let text = magics::unmask(fixed, &self.magics())?;
         let chunks: Vec<&str> = text.split(CELL_END).collect();
         if chunks.len() != self.cells.len() + 1 || !chunks[self.cells.len()].is_empty() {
             return Err("a fix reached across cells".into());
@@ -148,7 +146,7 @@ pub fn join_cell_texts(texts: &[&str]) -> (String, Vec<Option<usize>>) {
         match magics::mask(text) {
             Some(masked) => {
                 starts.push(Some(source.len()));
-                source.push_str(&join(std::iter::once(masked.text)));
+                push_cell(&mut source, &masked.text);
             }
             None => starts.push(None),
         }
@@ -156,16 +154,13 @@ pub fn join_cell_texts(texts: &[&str]) -> (String, Vec<Option<usize>>) {
     (source, starts)
 }
 
-fn join(cells: impl Iterator<Item = String>) -> String {
-    let mut joined = String::new();
-    for text in cells {
-        joined.push_str(&text);
-        if !text.is_empty() && !text.ends_with('\n') {
-            joined.push('\n');
-        }
-        joined.push_str(CELL_END);
+/// Append one (masked) cell to the joined text, ended by a newline and `CELL_END`.
+fn push_cell(joined: &mut String, text: &str) {
+    joined.push_str(text);
+    if !text.is_empty() && !text.ends_with('\n') {
+        joined.push('\n');
     }
-    joined
+    joined.push_str(CELL_END);
 }
 
 fn kernel_language(notebook: &Value) -> Option<&str> {
@@ -267,7 +262,6 @@ mod tests {
         let index = LineIndex::new(&shown);
         let y = shown.find("y = ").unwrap();
         assert_eq!(cells.locate(&shown, &index, y), (3, Location { row: 2, column: 1 }));
-        assert!(!cells.same_cell(shown.find("import").unwrap(), y));
     }
 
     #[test]

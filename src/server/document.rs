@@ -24,6 +24,19 @@ impl Document {
         Document { text, version, tree, index, edits: Vec::new() }
     }
 
+    /// Apply a client's changes made by `version` in order, stopping at the first one
+    /// refused; the document is at `version` either way.
+    pub fn apply_all(
+        &mut self,
+        changes: &[TextDocumentContentChangeEvent],
+        encoding: Encoding,
+        version: i32,
+    ) -> Result<(), String> {
+        let applied = changes.iter().try_for_each(|change| self.apply(change, encoding, version));
+        self.version = version;
+        applied
+    }
+
     /// Apply one change made by `version`; an edit outside the document is refused and
     /// changes nothing.
     pub fn apply(

@@ -82,6 +82,21 @@ struct State {
     cell_notebook: HashMap<Uri, Uri>,
 }
 
+impl State {
+    /// A notebook cell's text document, opened as part of `notebook`.
+    fn open_cell(&mut self, notebook: &Uri, cell: TextDocumentItem) {
+        self.cell_notebook.insert(cell.uri.clone(), notebook.clone());
+        self.documents.insert(cell.uri, Document::new(cell.text, cell.version));
+    }
+
+    /// Forget a notebook cell's text and findings.
+    fn close_cell(&mut self, cell: &Uri) {
+        self.cell_notebook.remove(cell);
+        self.documents.remove(cell);
+        self.results.remove(cell);
+    }
+}
+
 /// What linting one version of a document needs, taken under the lock.
 struct Snapshot {
     uri: Uri,
@@ -454,17 +469,10 @@ impl LanguageServer for Backend {
                 Some(document) if version <= document.version => {
                     Some(format!("stale change (version {version} after {}) ignored", document.version))
                 }
-                Some(document) => {
-                    let mut problem = None;
-                    for change in &params.content_changes {
-                        if let Err(e) = document.apply(change, encoding, version) {
-                            problem = Some(format!("edit refused for {}: {e}", uri.as_str()));
-                            break;
-                        }
-                    }
-                    document.version = version;
-                    problem
-                }
+                Some(document) => document
+                    .apply_all(&params.content_changes, encoding, version)
+                    .err()
+                    .map(|e| format!("edit refused for {}: {e}", uri.as_str())),
             }
         };
         if let Some(message) = problem {
@@ -478,8 +486,7 @@ impl LanguageServer for Backend {
         {
             let mut state = self.state();
             for cell in params.cell_text_documents {
-                state.cell_notebook.insert(cell.uri.clone(), notebook.uri.clone());
-                state.documents.insert(cell.uri, Document::new(cell.text, cell.version));
+                state.open_cell(&notebook.uri, cell);
             }
             state.notebooks.insert(notebook.uri.clone(), OpenNotebook::new(notebook.version, &notebook.cells));
         }
@@ -498,25 +505,17 @@ impl LanguageServer for Backend {
             };
             let (opened, closed) = open.apply_structure(&params);
             for cell in opened {
-                state.cell_notebook.insert(cell.uri.clone(), uri.clone());
-                state.documents.insert(cell.uri, Document::new(cell.text, cell.version));
+                state.open_cell(&uri, cell);
             }
             for cell in &closed {
-                state.cell_notebook.remove(cell);
-                state.documents.remove(cell);
-                state.results.remove(cell);
+                state.close_cell(cell);
             }
             let contents = params.change.cells.as_ref().and_then(|c| c.text_content.as_ref());
             for content in contents.into_iter().flatten() {
-                let version = content.document.version;
                 let Some(document) = state.documents.get_mut(&content.document.uri) else { continue };
-                for change in &content.changes {
-                    if let Err(e) = document.apply(change, encoding, version) {
-                        problems.push(format!("edit refused for {}: {e}", content.document.uri.as_str()));
-                        break;
-                    }
+                if let Err(e) = document.apply_all(&content.changes, encoding, content.document.version) {
+                    problems.push(format!("edit refused for {}: {e}", content.document.uri.as_str()));
                 }
-                document.version = version;
             }
             Some(closed)
         };
@@ -537,9 +536,7 @@ impl LanguageServer for Backend {
             cells.sort_by(|a, b| a.as_str().cmp(b.as_str()));
             cells.dedup();
             for cell in &cells {
-                state.cell_notebook.remove(cell);
-                state.documents.remove(cell);
-                state.results.remove(cell);
+                state.close_cell(cell);
             }
             cells
         };

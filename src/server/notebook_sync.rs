@@ -11,7 +11,6 @@ use tower_lsp_server::ls_types::{
 };
 
 /// One open notebook: its cells in order.
-#[derive(Default)]
 pub struct OpenNotebook {
     pub version: i32,
     pub cells: Vec<(Uri, NotebookCellKind)>,
