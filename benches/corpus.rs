@@ -78,7 +78,7 @@ fn parse_only(corpus: &Path) -> Duration {
 fn lint(binary: &Path, corpus: &Path) -> Duration {
     let start = Instant::now();
     let status = Command::new(binary)
-        .args(["check", "--exit-zero", "--output-format", "json"])
+        .args(["check", "--preview", "--exit-zero", "--output-format", "json"])
         .arg(corpus)
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -7,6 +7,7 @@
 //! exclude = ["legacy/**"]          # globs relative to the config's directory
 //! per-file-ignores = { "tests/**" = ["OOM002"] }
 //! severity = { OOM002 = "error" }  # error | warning | info
+//! preview = true                   # also run the preview rules
 //! ```
 
 use crate::diagnostic::Severity;
@@ -26,6 +27,7 @@ struct RawOptions {
     exclude: Option<Vec<String>>,
     per_file_ignores: Option<BTreeMap<String, Vec<String>>>,
     severity: Option<BTreeMap<String, String>>,
+    preview: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,13 +54,16 @@ pub struct Config {
     exclude: Option<GlobSet>,
     per_file_ignores: Vec<(GlobSet, Vec<String>)>,
     severity: HashMap<&'static str, Severity>,
+    preview: Option<bool>,
 }
 
-/// Selections given on the command line; they take precedence over files.
+/// Selections given on the command line (or by the editor); they take precedence over files.
 #[derive(Debug, Default, Clone)]
 pub struct Overrides {
     pub select: Option<Vec<String>>,
     pub ignore: Vec<String>,
+    /// `--preview` / `--no-preview`; `None` leaves it to the configuration.
+    pub preview: Option<bool>,
 }
 
 impl Config {
@@ -99,7 +104,7 @@ impl Config {
                 .ok_or(format!("severity.{code}: `{level}` is not one of error, warning, info"))?;
             severity.insert(rule.code, level);
         }
-        Ok(Config { file, root, select, ignore, exclude, per_file_ignores, severity })
+        Ok(Config { file, root, select, ignore, exclude, per_file_ignores, severity, preview: raw.preview })
     }
 
     /// Whether a path found while walking directories is excluded by this config.
@@ -120,15 +125,34 @@ impl Config {
             .filter(|(glob, _)| glob.is_match(relative) || glob.is_match(file_name))
             .flat_map(|(_, codes)| codes);
         let ignored: Vec<&String> = self.ignore.iter().chain(&overrides.ignore).chain(file_ignores).collect();
+        let preview = self.preview(overrides);
         let enabled = RULES
             .iter()
             .map(|rule| {
+                // As in ruff, selecting a preview rule by its code does not run it without preview.
                 let selected = select.is_none_or(|s| s.iter().any(|sel| selects(sel, rule.code)));
-                selected && !ignored.iter().any(|sel| selects(sel, rule.code))
+                selected && !ignored.iter().any(|sel| selects(sel, rule.code)) && (preview || !rule.preview)
             })
             .collect();
         RuleSettings { enabled, severity: self.severity.clone() }
     }
+}
+
+impl Config {
+    /// Whether preview rules run: the command line (or editor) first, then this file.
+    pub fn preview(&self, overrides: &Overrides) -> bool {
+        overrides.preview.or(self.preview).unwrap_or(false)
+    }
+}
+
+/// The selectors that name a preview rule by its exact code: they select nothing while
+/// preview is off, which deserves a warning rather than silence.
+pub fn preview_only_selections(selectors: &[String]) -> Vec<&str> {
+    selectors
+        .iter()
+        .filter(|sel| RULES.iter().any(|r| r.preview && r.code == sel.as_str()))
+        .map(String::as_str)
+        .collect()
 }
 
 fn selects(selector: &str, code: &str) -> bool {

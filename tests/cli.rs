@@ -310,3 +310,56 @@ fn rules_and_rule_docs() {
     assert_eq!(run(&["rule", "loss-tensor-kept"], dir.path()).0, 0);
     assert_eq!(run(&["rule", "OOM999"], dir.path()).0, 2);
 }
+
+/// Each rule's bad fixture, linted as a user would: preview rules only with preview on (the
+/// flag, `preview = true` in oomlint.toml or pyproject.toml), and naming one in `--select`
+/// is not enough without it (as in ruff), which a warning says; default rules always.
+#[test]
+fn preview_rules_run_only_with_preview_on() {
+    use common::oomlint_as_installed;
+    for rule in oomlint::rules::RULES.iter().filter(|r| r.has_fixtures()) {
+        let bad = fs::read(common::repo().join("fixtures").join(common::rule_dir(rule)).join("bad.py")).unwrap();
+        let plain = project(&[("bad.py", &bad)]);
+        let with_toml = project(&[("bad.py", &bad), ("oomlint.toml", b"preview = true\n")]);
+        let with_pyproject = project(&[("bad.py", &bad), ("pyproject.toml", b"[tool.oomlint]\npreview = true\n")]);
+        let codes = |args: &[&str], dir: &Path| {
+            let mut all = vec!["check", "--output-format", "json", "--exit-zero"];
+            all.extend_from_slice(args);
+            let output = oomlint_as_installed(&all, dir, b"");
+            let found: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+            let hit = found.as_array().unwrap().iter().any(|f| f["code"] == rule.code);
+            (hit, stderr(&output))
+        };
+        let select = ["--select", rule.code];
+        let on_by_default = !rule.preview;
+        assert_eq!(codes(&[], plain.path()).0, on_by_default, "{}: preview is {}", rule.code, rule.preview);
+        assert!(codes(&["--preview"], plain.path()).0, "{} with --preview", rule.code);
+        assert!(codes(&[], with_toml.path()).0, "{} with preview = true in oomlint.toml", rule.code);
+        assert!(codes(&[], with_pyproject.path()).0, "{} with preview = true in pyproject.toml", rule.code);
+        assert_eq!(codes(&["--no-preview"], with_toml.path()).0, on_by_default, "{}: --no-preview wins", rule.code);
+        let (hit, err) = codes(&select, plain.path());
+        assert_eq!(hit, on_by_default, "{}: selected by its code", rule.code);
+        assert_eq!(err.contains(&format!("`--select {}` has no effect", rule.code)), rule.preview, "{err}");
+        let (hit, err) = codes(&select, with_toml.path());
+        assert!(hit && !err.contains("has no effect"), "{}: selected with preview on: {err}", rule.code);
+        assert!(codes(&["--preview", "--select", rule.code], plain.path()).0);
+    }
+}
+
+#[test]
+fn rules_say_which_are_preview() {
+    let dir = project(&[]);
+    let (_, out, _) = run(&["rules", "--output-format", "json"], dir.path());
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let (_, text, _) = run(&["rules"], dir.path());
+    let readme = fs::read_to_string(common::repo().join("README.md")).unwrap();
+    for (rule, entry) in oomlint::rules::RULES.iter().zip(listed.as_array().unwrap()) {
+        assert_eq!(entry["preview"], rule.preview, "{}", rule.code);
+        let line = text.lines().find(|l| l.starts_with(rule.code)).unwrap();
+        assert_eq!(line.contains(" preview "), rule.preview, "{line}");
+        let row = readme.lines().find(|l| l.starts_with(&format!("| [{}]", rule.code))).expect("a README row");
+        assert_eq!(row.contains("| preview"), rule.preview, "README rules table: {row}");
+        let (_, doc, _) = run(&["rule", rule.code], dir.path());
+        assert_eq!(doc.contains("Preview rule"), rule.preview, "{}", rule.code);
+    }
+}

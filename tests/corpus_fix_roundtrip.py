@@ -38,7 +38,7 @@ def main():
         copy = pathlib.Path(workspace) / "corpus"
         shutil.copytree(corpus, copy, ignore=lambda d, names: [n for n in names if not (n.endswith(".py") or os.path.isdir(os.path.join(d, n)))])
         for flags in (["--fix"], ["--fix", "--unsafe-fixes"]):
-            result = subprocess.run([oomlint, "check", *flags, "--exit-zero", "--output-format", "concise", str(copy)], capture_output=True, text=True)
+            result = subprocess.run([oomlint, "check", "--preview", *flags, "--exit-zero", "--output-format", "concise", str(copy)], capture_output=True, text=True)
             if result.returncode != 0:
                 print(f"FAIL oomlint {' '.join(flags)} exited {result.returncode}: {result.stderr[-2000:]}")
                 failed += 1

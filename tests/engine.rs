@@ -20,6 +20,7 @@ fn test_rule(query: &'static str) -> &'static Rule {
         code: "TST001",
         slug: "test",
         default_severity: Severity::Info,
+        preview: false,
         summary: "",
         cost: oomlint::measure::Cost::Evidence(oomlint::measure::Evidence::GradientDifference),
         fix_title: "",

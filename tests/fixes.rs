@@ -85,6 +85,7 @@ fn a_fix_that_breaks_the_syntax_is_dropped() {
         code: "TST002",
         slug: "breaks",
         default_severity: Severity::Info,
+        preview: false,
         summary: "",
         cost: oomlint::measure::Cost::Evidence(oomlint::measure::Evidence::GradientDifference),
         fix_title: "",

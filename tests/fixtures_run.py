@@ -84,7 +84,7 @@ def fixed_copy(oomlint, workspace):
     copy = pathlib.Path(workspace) / "fixtures"
     shutil.copytree(FIXTURES, copy, ignore=shutil.ignore_patterns("__pycache__"))
     result = subprocess.run(
-        [oomlint, "check", "--fix", "--unsafe-fixes", "--exit-zero", str(copy)], capture_output=True, text=True
+        [oomlint, "check", "--preview", "--fix", "--unsafe-fixes", "--exit-zero", str(copy)], capture_output=True, text=True
     )
     if result.returncode != 0:
         sys.exit(f"oomlint --fix failed: {result.stderr}")

@@ -32,6 +32,8 @@ import yaml
 REPO = pathlib.Path(__file__).resolve().parents[1]
 LEAKY = (REPO / "fixtures/OOM001-loss-tensor-kept/bad.py").read_text()
 FIXED = (REPO / "fixtures/OOM001-loss-tensor-kept/good.py").read_text()
+# The projects below expect OOM001, which may be a preview rule: they turn preview on.
+PREVIEW_ON = "preview = true\n"
 AMP = (REPO / "fixtures/OOM003-deprecated-cuda-amp/bad.py").read_text()
 SARIF_SCHEMA_PACKAGE = "@microsoft/jest-sarif@1.0.0-beta.0"
 SARIF_SCHEMA_MEMBER = "package/lib/schemas/sarif-2.1.0-rtm.5.json"
@@ -74,7 +76,7 @@ def check_wheel(work):
     assert version.startswith("oomlint "), version
     script = work / "train.py"
     script.write_text(LEAKY)
-    found = run([installed, "check", "--output-format", "concise", script], work, expect=1).stdout
+    found = run([installed, "check", "--preview", "--output-format", "concise", script], work, expect=1).stdout
     assert "error[OOM001]" in found, found
     print(f"ok   wheel {wheel.name} installs `oomlint` on PATH")
 
@@ -93,11 +95,12 @@ def check_pre_commit(work):
     project.mkdir()
     git(project, "init", "--quiet")
     (project / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
+    (project / "oomlint.toml").write_text(PREVIEW_ON)
     env = {**BUILD_ENV, "PRE_COMMIT_HOME": str(work / "pre-commit-home")}
     pre_commit = [sys.executable, "-m", "pre_commit", "run", "--color", "never"]
 
     (project / "notes.txt").write_text("no Python here\n")
-    git(project, "add", "notes.txt", ".pre-commit-config.yaml")
+    git(project, "add", "notes.txt", ".pre-commit-config.yaml", "oomlint.toml")
     result = run(pre_commit, project, env)
     assert "(no files to check)Skipped" in result.stdout, result.stdout
 
@@ -157,6 +160,7 @@ def check_github_actions(work, oomlint):
     project.mkdir()
     (project / "train.py").write_text(LEAKY)
     (project / "amp.py").write_text(AMP)
+    (project / "oomlint.toml").write_text(PREVIEW_ON)
     bin_dir = work / "bin"
     bin_dir.mkdir()
     shutil.copy(oomlint, bin_dir / "oomlint")

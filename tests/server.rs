@@ -20,8 +20,14 @@ struct Session {
 }
 
 impl Session {
-    /// Initialize with these client capabilities and options.
-    async fn start(capabilities: Value, options: Value) -> Session {
+    /// Initialize with these client capabilities and options; preview rules run unless the
+    /// options say otherwise (the tests are about every rule).
+    async fn start(capabilities: Value, mut options: Value) -> Session {
+        let key = if options.get("oomlint").is_some() { "oomlint" } else { "" };
+        let settings = if key.is_empty() { &mut options } else { &mut options[key] };
+        if let Some(settings) = settings.as_object_mut() {
+            settings.entry("preview").or_insert(json!(true));
+        }
         let (service, socket) = oomlint::server::service();
         let (mut requests, mut responses) = socket.split();
         let (tx, from_server) = mpsc::unbounded_channel();
@@ -237,6 +243,21 @@ async fn diagnostics_link_to_their_rule_docs() {
     s.notify("workspace/didChangeConfiguration", json!({"settings": {"oomlint": {"docsUrl": "https://x.org/"}}})).await;
     let message = s.next("window/showMessage").await;
     assert!(message["message"].as_str().unwrap().contains("names no rule"), "{message}");
+}
+
+/// The editor's `preview` setting turns the preview rules on and off, over the config file.
+#[tokio::test]
+async fn preview_setting_runs_the_preview_rules() {
+    for rule in oomlint::rules::RULES.iter().filter(|r| r.has_fixtures()) {
+        let path = format!("{}/fixtures/{}-{}/bad.py", env!("CARGO_MANIFEST_DIR"), rule.code, rule.slug);
+        let bad = std::fs::read_to_string(path).unwrap();
+        let mut s = Session::start(json!({}), json!({"debounceMs": 0, "preview": false})).await;
+        let uri = s.open("bad.py", &bad).await;
+        let found = |published: &Value| codes(published).iter().any(|c| c == rule.code);
+        assert_eq!(found(&s.diagnostics(&uri).await), !rule.preview, "{} with preview off", rule.code);
+        s.notify("workspace/didChangeConfiguration", json!({"settings": {"oomlint": {"preview": true}}})).await;
+        assert!(found(&s.diagnostics(&uri).await), "{} with preview on", rule.code);
+    }
 }
 
 #[tokio::test]

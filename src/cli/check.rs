@@ -59,6 +59,7 @@ pub fn run(args: CheckArgs) -> u8 {
             return EXIT_ERROR;
         }
     };
+    warn_preview_selections(&overrides, &mut resolver);
     let reads_stdin = args.stdin_filename.is_some() || args.paths.iter().any(|p| p.as_os_str() == "-");
     let mut failed = false;
     let outcomes = if reads_stdin {
@@ -171,7 +172,29 @@ fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
 fn overrides(args: &CheckArgs) -> Result<Overrides, String> {
     let select = args.select.clone().map(|s| config::validate_selectors("--select", s)).transpose()?;
     let ignore = config::validate_selectors("--ignore", args.ignore.clone())?;
-    Ok(Overrides { select, ignore })
+    let preview = if args.preview {
+        Some(true)
+    } else if args.no_preview {
+        Some(false)
+    } else {
+        None
+    };
+    Ok(Overrides { select, ignore, preview })
+}
+
+/// `--select OOM00X` naming a preview rule runs nothing for it without preview (as in ruff):
+/// say so, once, when the configuration in the working directory leaves preview off.
+fn warn_preview_selections(overrides: &Overrides, resolver: &mut ConfigResolver) {
+    let Some(select) = &overrides.select else { return };
+    let cwd = std::path::absolute(".").unwrap_or_default();
+    if resolver.for_directory(&cwd).is_ok_and(|config| config.preview(overrides)) {
+        return;
+    }
+    for code in config::preview_only_selections(select) {
+        eprintln!(
+            "warning: `--select {code}` has no effect: {code} is a preview rule; add --preview (or `preview = true` in the configuration) to run it"
+        );
+    }
 }
 
 fn settings_for(

@@ -70,6 +70,13 @@ pub struct CheckArgs {
     /// Skip these rules, in addition to the configured ones.
     #[arg(long, value_delimiter = ',')]
     pub ignore: Vec<String>,
+    /// Also run the preview rules (those not yet precise enough on real code to be on by
+    /// default); overrides `preview` in the configuration.
+    #[arg(long, overrides_with = "no_preview")]
+    pub preview: bool,
+    /// Run no preview rule, whatever the configuration says.
+    #[arg(long, overrides_with = "preview")]
+    pub no_preview: bool,
     /// Exit 0 even when there are findings.
     #[arg(long)]
     pub exit_zero: bool,

@@ -13,6 +13,7 @@ pub fn list(as_json: bool) -> u8 {
                     "code": r.code,
                     "name": r.slug,
                     "default_severity": r.default_severity.as_str(),
+                    "preview": r.preview,
                     "summary": r.summary,
                     "cost": r.measured_cost(),
                     "fix": r.fix_title,
@@ -23,8 +24,16 @@ pub fn list(as_json: bool) -> u8 {
         return EXIT_CLEAN;
     }
     let width = RULES.iter().map(|r| r.slug.len()).max().unwrap_or(0);
+    // "preview": off unless preview is on (`--preview`, `preview = true`, the editor setting).
     for rule in RULES {
-        println!("{}  {:width$}  {:7}  {}", rule.code, rule.slug, rule.default_severity.as_str(), rule.summary);
+        let state = if rule.preview { "preview" } else { "default" };
+        println!(
+            "{}  {:width$}  {:7}  {state:7}  {}",
+            rule.code,
+            rule.slug,
+            rule.default_severity.as_str(),
+            rule.summary
+        );
     }
     EXIT_CLEAN
 }
@@ -37,6 +46,9 @@ pub fn show(name: &str) -> u8 {
     println!("{}", rule.docs.trim_end());
     println!();
     println!("Default severity: {}", rule.default_severity);
+    if rule.preview {
+        println!("Preview rule: runs only with --preview (or `preview = true` in the configuration)");
+    }
     println!("Query: queries/{}-{}.scm", rule.code, rule.slug);
     EXIT_CLEAN
 }

@@ -23,6 +23,10 @@ pub struct Rule {
     /// Human name (`loss-tensor-kept`).
     pub slug: &'static str,
     pub default_severity: Severity,
+    /// A preview rule runs only with preview on (`--preview`, `preview = true`, the editor's
+    /// `preview` setting). A rule is on by default only while its precision on the real-code
+    /// corpus (`tests/corpus/`, scored by `scripts/corpus-eval`) is at least 0.95.
+    pub preview: bool,
     /// One line: what it finds.
     pub summary: &'static str,
     /// How the cost is measured and quoted (`crate::measure::cost`); the figures come

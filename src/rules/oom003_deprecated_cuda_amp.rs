@@ -17,6 +17,7 @@ pub static RULE: Rule = Rule {
     code: "OOM003",
     slug: "deprecated-cuda-amp",
     default_severity: Severity::Warning,
+    preview: false,
     summary: "`torch.cuda.amp` / `torch.cpu.amp` APIs are deprecated in favour of `torch.amp`",
     cost: Cost::Evidence(Evidence::Warning { category: "FutureWarning", what: "the deprecated spelling" }),
     fix_title: "Use `torch.amp.autocast(\"cuda\", ...)` / `torch.amp.GradScaler(\"cuda\", ...)`",

@@ -16,6 +16,7 @@ pub static RULE: Rule = Rule {
     code: "OOM004",
     slug: "checkpoint-late-binding",
     default_severity: Severity::Error,
+    preview: false,
     summary: "A closure passed to `checkpoint` in a loop captures the loop variable late",
     cost: Cost::Evidence(Evidence::GradientDifference),
     fix_title: "Bind the loop variable as a default argument (`lambda x, layer=layer: ...`)",

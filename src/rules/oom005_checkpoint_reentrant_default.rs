@@ -15,6 +15,7 @@ pub static RULE: Rule = Rule {
     code: "OOM005",
     slug: "checkpoint-reentrant-default",
     default_severity: Severity::Warning,
+    preview: false,
     summary: "`torch.utils.checkpoint` called without an explicit `use_reentrant=`",
     cost: Cost::Evidence(Evidence::Warning { category: "UserWarning", what: "checkpointing without `use_reentrant`" }),
     fix_title: "Pass `use_reentrant=False`",

@@ -15,6 +15,7 @@ pub static RULE: Rule = Rule {
     code: "OOM007",
     slug: "retain-graph-in-loop",
     default_severity: Severity::Warning,
+    preview: false,
     summary: "`backward(retain_graph=True)` in a loop that never backpropagates through the graph again",
     cost: Cost::Memory {
         figure: Figure::Peak,

@@ -16,6 +16,7 @@ pub static RULE: Rule = Rule {
     code: "OOM008",
     slug: "load-without-map-location",
     default_severity: Severity::Warning,
+    preview: true,
     summary: "`torch.load` without `map_location`: tensors come back on the device that saved them",
     cost: Cost::Memory {
         figure: Figure::End,

@@ -14,6 +14,7 @@ pub static RULE: Rule = Rule {
     code: "OOM010",
     slug: "retry-inside-except",
     default_severity: Severity::Warning,
+    preview: false,
     summary: "An out-of-memory error is retried inside the `except` block, with the failed step still alive",
     cost: Cost::Memory {
         figure: Figure::Peak,

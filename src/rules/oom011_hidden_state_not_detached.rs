@@ -16,6 +16,7 @@ pub static RULE: Rule = Rule {
     code: "OOM011",
     slug: "hidden-state-not-detached",
     default_severity: Severity::Error,
+    preview: false,
     summary: "A recurrent hidden state is carried to the next batch without `.detach()`",
     cost: Cost::Memory {
         figure: Figure::PerStep,

@@ -16,6 +16,7 @@ pub static RULE: Rule = Rule {
     code: "OOM100",
     slug: "unused-suppression",
     default_severity: Severity::Warning,
+    preview: false,
     summary: "A suppression comment, or a code in one, that suppresses nothing",
     cost: Cost::Housekeeping {
         why: "a suppression that hides nothing today hides the next finding on its line, whatever it costs",

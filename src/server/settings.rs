@@ -1,6 +1,6 @@
 //! What the client says about linting (`initializationOptions` and
 //! `workspace/didChangeConfiguration`), under an `oomlint` key or at the top level:
-//! `{"enable": true, "select": ["OOM001"], "ignore": ["OOM003"], "debounceMs": 50,
+//! `{"enable": true, "select": ["OOM001"], "ignore": ["OOM003"], "preview": true, "debounceMs": 50,
 //! "docsUrl": "https://example.org/rules/{code}-{slug}"}`.
 
 use crate::config::{Overrides, validate_selectors};
@@ -31,6 +31,7 @@ struct Raw {
     enable: Option<bool>,
     select: Option<Vec<String>>,
     ignore: Option<Vec<String>>,
+    preview: Option<bool>,
     debounce_ms: Option<u64>,
     docs_url: Option<String>,
 }
@@ -53,6 +54,9 @@ impl ClientSettings {
         }
         if let Some(ignore) = raw.ignore {
             next.overrides.ignore = validate_selectors("ignore", ignore)?;
+        }
+        if raw.preview.is_some() {
+            next.overrides.preview = raw.preview;
         }
         if let Some(ms) = raw.debounce_ms {
             next.debounce = Duration::from_millis(ms);
@@ -83,5 +87,16 @@ mod tests {
         assert_eq!(same.overrides.select, next.overrides.select, "an empty Lua table changes nothing");
         assert!(base.updated(&json!({"ignore": ["OOM999"]})).unwrap_err().contains("OOM999"));
         assert!(base.updated(&json!({"enable": "yes"})).is_err());
+    }
+
+    #[test]
+    fn preview_is_left_to_the_configuration_until_the_client_sets_it() {
+        let base = ClientSettings::default();
+        assert_eq!(base.overrides.preview, None);
+        let on = base.updated(&json!({"oomlint": {"preview": true}})).unwrap();
+        assert_eq!(on.overrides.preview, Some(true));
+        assert_eq!(on.updated(&json!({"select": ["OOM001"]})).unwrap().overrides.preview, Some(true));
+        assert_eq!(on.updated(&json!({"preview": false})).unwrap().overrides.preview, Some(false));
+        assert!(base.updated(&json!({"preview": "yes"})).is_err());
     }
 }

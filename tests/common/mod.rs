@@ -44,13 +44,24 @@ pub fn rule_dir(rule: &Rule) -> String {
     format!("{}-{}", rule.code, rule.slug)
 }
 
-/// Run the built `oomlint` binary.
+/// Run the built `oomlint` binary. `check` runs the preview rules too (the tests are about
+/// every rule, whichever the corpus keeps in preview) unless the arguments say
+/// `--no-preview`; `oomlint_as_installed` runs it with exactly the arguments given.
 pub fn oomlint(args: &[&str], cwd: &Path) -> std::process::Output {
     oomlint_with_stdin(args, cwd, b"")
 }
 
-/// Run the built `oomlint` binary with `input` on its standard input.
+/// Run the built `oomlint` binary with `input` on its standard input (preview as `oomlint`).
 pub fn oomlint_with_stdin(args: &[&str], cwd: &Path, input: &[u8]) -> std::process::Output {
+    let mut args = args.to_vec();
+    if args.first() == Some(&"check") && !args.iter().any(|a| a.ends_with("preview")) {
+        args.insert(1, "--preview");
+    }
+    oomlint_as_installed(&args, cwd, input)
+}
+
+/// Run the built `oomlint` binary with exactly these arguments.
+pub fn oomlint_as_installed(args: &[&str], cwd: &Path, input: &[u8]) -> std::process::Output {
     use std::io::Write;
     use std::process::{Command, Stdio};
     let mut child = Command::new(env!("CARGO_BIN_EXE_oomlint"))

@@ -51,7 +51,7 @@ async def start(client, capabilities, root):
     await client.initialize_session(
         types.InitializeParams(
             capabilities=capabilities,
-            initialization_options={"debounceMs": 0},
+            initialization_options={"debounceMs": 0, "preview": True},
             root_uri=root.as_uri(),
         )
     )

@@ -62,6 +62,8 @@ fs.writeFileSync(
     "telemetry.telemetryLevel": "off",
     "update.mode": "none",
     "editor.lightbulb.enabled": "on",
+    // The OOM001/OOM002 findings below may be preview rules: the extension's setting turns them on.
+    "oomlint.preview": true,
   }),
 );
 // No oomlint on PATH: the extension must fall back to the binary it bundles.

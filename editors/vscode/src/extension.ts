@@ -21,7 +21,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("oomlint.restart", () => restart(context)),
     vscode.commands.registerCommand("oomlint.showOutput", () => output.show()),
     vscode.workspace.onDidChangeConfiguration((event) => {
-      // select / ignore / enable reach the running server; a new binary needs a restart.
+      // select / ignore / enable / preview reach the running server; a new binary needs a restart.
       if (event.affectsConfiguration("oomlint.path")) {
         void restart(context);
       }
@@ -93,6 +93,10 @@ function clientSettings(): Record<string, unknown> {
   const select = settings.get<string[] | null>("select", null);
   if (select) {
     result.select = select;
+  }
+  const preview = settings.get<boolean | null>("preview", null);
+  if (preview !== null) {
+    result.preview = preview;
   }
   return result;
 }
