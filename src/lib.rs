@@ -9,6 +9,7 @@ pub mod engine;
 pub mod estimate;
 pub mod explain;
 pub mod fix;
+pub mod lint;
 pub mod measure;
 pub mod notebook;
 pub mod render;

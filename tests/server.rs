@@ -508,3 +508,69 @@ async fn notebook_cells_are_linted_together_and_reported_per_cell() {
     .await;
     assert_eq!(codes(&s.diagnostics(&cell(2)).await), Vec::<String>::new());
 }
+
+/// Fix-all on a notebook cell fixes the notebook as `oomlint check --fix` fixes the
+/// `.ipynb`: the cells linted together, a fix may edit another cell (OOM003 rewrites the
+/// import in the first cell for a call in the third), each changed cell replaced.
+#[tokio::test]
+async fn fix_all_on_a_notebook_cell_fixes_the_notebook_like_a_file() {
+    let mut s = Session::start(json!({}), json!({"debounceMs": 0})).await;
+    let notebook = s.uri("fixall.ipynb");
+    let cell = |n: u32| format!("{notebook}#cell{n}");
+    let sources =
+        ["import torch\nfrom torch.cuda.amp import autocast\n", "# Notes", "%time\nwith autocast():\n    y = 1\n"];
+    let kinds = [2, 1, 2];
+    let cells: Vec<Value> = (0..3u32).map(|n| json!({"kind": kinds[n as usize], "document": cell(n)})).collect();
+    let texts: Vec<Value> = (0..3u32)
+        .map(|n| {
+            let language = if n == 1 { "markdown" } else { "python" };
+            json!({"uri": cell(n), "languageId": language, "version": 1, "text": sources[n as usize]})
+        })
+        .collect();
+    s.notify(
+        "notebookDocument/didOpen",
+        json!({
+            "notebookDocument": {"uri": notebook, "notebookType": "jupyter-notebook", "version": 1, "cells": cells},
+            "cellTextDocuments": texts,
+        }),
+    )
+    .await;
+    let range = json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}});
+    let all = s
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": cell(2)}, "range": range, "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(all[0]["kind"], "source.fixAll.oomlint", "{all}");
+    let changes = all[0]["edit"]["changes"].as_object().unwrap();
+    let mut edited: Vec<String> = sources.iter().map(|s| s.to_string()).collect();
+    for (n, text) in edited.iter_mut().enumerate() {
+        let Some(edits) = changes.get(&cell(n as u32)) else { continue };
+        assert_eq!(edits.as_array().unwrap().len(), 1, "one edit of the whole cell");
+        assert_eq!(edits[0]["range"]["start"], json!({"line": 0, "character": 0}));
+        *text = edits[0]["newText"].as_str().unwrap().to_string();
+    }
+    assert!(!changes.contains_key(&cell(1)), "the markdown cell is not touched");
+    assert_eq!(edited[0], "import torch\nfrom torch.amp import autocast\n");
+    assert_eq!(edited[2], "%time\nwith autocast(\"cuda\"):\n    y = 1\n");
+
+    // The same cells in an `.ipynb` file, fixed through the library as `check --fix` does.
+    let file_cells: Vec<Value> = (0..3)
+        .map(|n| {
+            let kind = if n == 1 { "markdown" } else { "code" };
+            json!({"cell_type": kind, "metadata": {}, "source": sources[n], "outputs": [], "execution_count": null})
+        })
+        .collect();
+    let file = json!({"cells": file_cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).to_string();
+    let path = std::path::Path::new("fixall.ipynb");
+    let source = oomlint::lint::SourceKind::from_file_text(path, &file).unwrap();
+    let settings = oomlint::engine::RuleSettings::default();
+    let fixed = oomlint::lint::fix(&source, path, &settings, oomlint::fix::Applicability::Safe).unwrap();
+    let oomlint::lint::Contents::File(written) = fixed.contents else { panic!("a notebook file is fixed as a file") };
+    let written: Value = serde_json::from_str(&written).unwrap();
+    let fixed_cells: Vec<&str> =
+        written["cells"].as_array().unwrap().iter().map(|c| c["source"].as_str().unwrap()).collect();
+    assert_eq!(fixed_cells, edited, "the editor's fix-all and the file's agree cell by cell");
+}

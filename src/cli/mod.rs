@@ -1,7 +1,7 @@
 //! The command line: `oomlint check`, `oomlint rules`, `oomlint rule CODE`, `oomlint server`,
 //! `oomlint measure`.
 
-mod check;
+mod check_command;
 mod estimate_command;
 mod explain_command;
 mod measure_command;
@@ -107,7 +107,7 @@ pub const EXIT_ERROR: u8 = 2;
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let status = match cli.command {
-        Command::Check(args) => check::run(args),
+        Command::Check(args) => check_command::run(args),
         Command::Rules { output_format } => rules_command::list(output_format == ListFormat::Json),
         Command::Rule { name } => rules_command::show(&name),
         Command::Server => return crate::server::run(),

@@ -78,7 +78,7 @@ fn non_overlapping<'d>(candidates: &[&'d Diagnostic]) -> Vec<&'d Diagnostic> {
     let mut taken: Vec<&Edit> = Vec::new();
     let mut chosen = Vec::new();
     for diagnostic in candidates {
-        let edits = &diagnostic.fix.as_ref().expect("candidates have fixes").edits;
+        let edits = &diagnostic.fix.as_ref().expect("candidates have fixes").edits();
         let clashes = edits.iter().any(|edit| taken.iter().any(|t| *t != edit && overlaps(t, edit)));
         if !clashes {
             taken.extend(edits.iter());
@@ -100,7 +100,7 @@ fn overlaps(a: &Edit, b: &Edit) -> bool {
 
 /// Apply the fixes' edits (deduplicated) to `text`.
 pub fn apply_fixes(text: &str, fixes: &[&Fix], line_ending: &str) -> String {
-    let mut edits: Vec<&Edit> = fixes.iter().flat_map(|f| &f.edits).collect();
+    let mut edits: Vec<&Edit> = fixes.iter().flat_map(|f| f.edits()).collect();
     edits.sort();
     edits.dedup();
     let mut out = String::with_capacity(text.len() + 64);

@@ -49,13 +49,14 @@ impl Edit {
     }
 }
 
+/// A fix is built only through its constructors, which keep its edits sorted and
+/// without duplicates: applying them in order is then one pass over the text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fix {
     pub applicability: Applicability,
     /// What the fix does, for a code action's title (`Replace with ...`).
     pub title: String,
-    /// Sorted, non-overlapping.
-    pub edits: Vec<Edit>,
+    edits: Vec<Edit>,
 }
 
 impl Fix {
@@ -67,6 +68,17 @@ impl Fix {
 
     pub fn safe(title: impl Into<String>, edits: Vec<Edit>) -> Fix {
         Fix::new(Applicability::Safe, title, edits)
+    }
+
+    /// Sorted, without duplicates.
+    pub fn edits(&self) -> &[Edit] {
+        &self.edits
+    }
+
+    /// The same fix with each edit's range moved by `map` (the text it points into moved).
+    pub fn map_ranges(self, map: impl Fn(TextRange) -> TextRange) -> Fix {
+        let edits = self.edits.into_iter().map(|e| Edit { range: map(e.range), ..e }).collect();
+        Fix::new(self.applicability, self.title, edits)
     }
 
     pub fn is_applicable(&self, threshold: Applicability) -> bool {

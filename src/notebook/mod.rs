@@ -7,30 +7,44 @@
 mod json_spans;
 mod magics;
 
+use crate::diagnostic::{Diagnostic, TextRange};
 use crate::source::{LineIndex, Location};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::ops::Range;
 
 /// Ends each cell in the joined text: a comment no notebook writes, so fixes never
 /// touch it and the fixed text splits back into the same cells.
 const CELL_END: &str = "#\u{2}\n";
 
+/// A Jupyter notebook file: its JSON text and its code cells.
 #[derive(Debug)]
 pub struct Notebook {
     raw: String,
-    cells: Vec<CodeCell>,
-    /// The code cells joined, IPython lines masked: what the engine lints.
-    pub source: String,
+    /// The code cells that are Python, joined: what the engine lints.
+    pub cells: Cells,
+    /// Where each cell of `cells` has its `source` value in `raw`, in the same order.
+    spans: Vec<Range<usize>>,
     /// Why the notebook is not linted (a kernel in another language).
     pub skipped: Option<String>,
 }
 
+/// Code cells joined in order, IPython lines masked, so that they lint as one file: the
+/// cells of a notebook file, or those an editor holds.
+#[derive(Debug, Default)]
+pub struct Cells {
+    cells: Vec<CodeCell>,
+    /// The cells joined, IPython lines masked: what the engine lints.
+    pub source: String,
+}
+
 #[derive(Debug)]
 struct CodeCell {
-    /// One-based position among all cells, markdown included.
+    /// One-based position among all cells (markdown included in a notebook file; among
+    /// the texts given to `Cells::from_texts`).
     number: usize,
-    /// The cell's `source` value in the notebook's JSON text.
-    span: Range<usize>,
+    /// Where the cell starts in the joined source.
+    start: usize,
     text: String,
     magics: Vec<String>,
 }
@@ -68,9 +82,9 @@ impl Notebook {
         let skipped = kernel_language(&value)
             .filter(|language| !language.eq_ignore_ascii_case("python"))
             .map(|language| format!("not linted: the notebook's kernel runs {language}, not Python"));
-        let spans = json_spans::source_spans(raw).map_err(|e| format!("not a valid notebook: {e}"))?;
-        let mut cells = Vec::new();
-        let mut source = String::new();
+        let json_spans = json_spans::source_spans(raw).map_err(|e| format!("not a valid notebook: {e}"))?;
+        let mut cells = Cells::default();
+        let mut spans = Vec::new();
         for (at, cell) in cells_value.iter().enumerate() {
             if cell.get("cell_type").and_then(Value::as_str) != Some("code") {
                 continue;
@@ -83,13 +97,49 @@ impl Notebook {
                     .collect::<Result<String, String>>()?,
                 _ => return Err(format!("not a valid notebook: cell {} has no source", at + 1)),
             };
-            let span = spans.get(at).cloned().flatten().ok_or("not a valid notebook: cells out of step")?;
-            // A cell run by `%%bash` and the like is not Python: not linted, never rewritten.
-            let Some(masked) = magics::mask(&text) else { continue };
-            push_cell(&mut source, &masked.text);
-            cells.push(CodeCell { number: at + 1, span, text, magics: masked.magics });
+            let span = json_spans.get(at).cloned().flatten().ok_or("not a valid notebook: cells out of step")?;
+            if cells.push(at + 1, text) {
+                spans.push(span);
+            }
         }
-        Ok(Notebook { raw: raw.to_string(), cells, source, skipped })
+        Ok(Notebook { raw: raw.to_string(), cells, spans, skipped })
+    }
+
+    /// The notebook with its cells replaced by those of `fixed` (the joined text after
+    /// fixing): only changed cells' `source` values are rewritten.
+    pub fn with_fixed_source(&self, fixed: &str) -> Result<String, String> {
+        let changed = self.cells.changed(fixed)?;
+        let style = ListStyle::of_notebook(&self.raw, &self.spans);
+        let mut raw = self.raw.clone();
+        for (at, new_text) in changed.into_iter().rev() {
+            let span = self.spans[at].clone();
+            let encoded = encode_source(&new_text, &self.raw[span.clone()], &style);
+            raw.replace_range(span, &encoded);
+        }
+        serde_json::from_str::<Value>(&raw).map_err(|e| format!("the fixed notebook would not be valid JSON: {e}"))?;
+        Ok(raw)
+    }
+}
+
+impl Cells {
+    /// Cells an editor holds (their texts in notebook order), joined as a notebook
+    /// file's are; a cell that is not Python (`%%bash`) is left out.
+    pub fn from_texts(texts: &[&str]) -> Cells {
+        let mut cells = Cells::default();
+        for (at, text) in texts.iter().enumerate() {
+            cells.push(at + 1, text.to_string());
+        }
+        cells
+    }
+
+    /// Join one more cell, masked; `false` when it is not Python and was left out.
+    fn push(&mut self, number: usize, text: String) -> bool {
+        // A cell run by `%%bash` and the like is not Python: not linted, never rewritten.
+        let Some(masked) = magics::mask(&text) else { return false };
+        let start = self.source.len();
+        push_cell(&mut self.source, &masked.text);
+        self.cells.push(CodeCell { number, start, text, magics: masked.magics });
+        true
     }
 
     /// Every cell's masked IPython lines, in order, as `magics::unmask` takes them.
@@ -110,48 +160,57 @@ impl Notebook {
         (text, CellIndex { starts })
     }
 
-    /// The notebook with its cells replaced by those of `fixed` (the joined text after
-    /// fixing): only changed cells' `source` values are rewritten.
-    pub fn with_fixed_source(&self, fixed: &str) -> Result<String, String> {
+    /// The cells whose text `fixed` (the joined text after fixing) changes: each one's
+    /// place among the joined cells and its new text.
+    fn changed(&self, fixed: &str) -> Result<Vec<(usize, String)>, String> {
         let text = magics::unmask(fixed, &self.magics())?;
         let chunks: Vec<&str> = text.split(CELL_END).collect();
         if chunks.len() != self.cells.len() + 1 || !chunks[self.cells.len()].is_empty() {
             return Err("a fix reached across cells".into());
         }
-        let style = ListStyle::of_notebook(&self.raw, &self.cells);
-        let mut raw = self.raw.clone();
-        for (cell, chunk) in self.cells.iter().zip(&chunks).rev() {
+        let mut changed = Vec::new();
+        for (at, (cell, chunk)) in self.cells.iter().zip(&chunks).enumerate() {
             // Joining ended every cell with a newline; a cell written without one keeps it off.
             let new_text = match chunk.strip_suffix('\n') {
                 Some(trimmed) if !cell.text.ends_with('\n') => trimmed,
                 _ => chunk,
             };
             if new_text != cell.text {
-                let original = &self.raw[cell.span.clone()];
-                raw.replace_range(cell.span.clone(), &encode_source(new_text, original, &style));
+                changed.push((at, new_text.to_string()));
             }
         }
-        serde_json::from_str::<Value>(&raw).map_err(|e| format!("the fixed notebook would not be valid JSON: {e}"))?;
-        Ok(raw)
+        Ok(changed)
     }
-}
 
-/// Cells an editor holds (their texts in notebook order), joined as `oomlint check` joins
-/// a notebook's: the masked source, and where each cell starts in it (`None` for a cell
-/// that is not Python, which is left out).
-pub fn join_cell_texts(texts: &[&str]) -> (String, Vec<Option<usize>>) {
-    let mut source = String::new();
-    let mut starts = Vec::with_capacity(texts.len());
-    for text in texts {
-        match magics::mask(text) {
-            Some(masked) => {
-                starts.push(Some(source.len()));
-                push_cell(&mut source, &masked.text);
-            }
-            None => starts.push(None),
-        }
+    /// The cells whose text `fixed` changes, by cell number, with their new text.
+    pub fn changed_cells(&self, fixed: &str) -> Result<Vec<(usize, String)>, String> {
+        Ok(self.changed(fixed)?.into_iter().map(|(at, text)| (self.cells[at].number, text)).collect())
     }
-    (source, starts)
+
+    /// Findings of the joined cells by cell number, each in its cell's own offsets. A
+    /// fix that would also edit another cell is dropped: it cannot be shown in one cell.
+    pub fn split_findings(&self, found: Vec<Diagnostic>) -> HashMap<usize, Vec<Diagnostic>> {
+        let mut by_cell: HashMap<usize, Vec<Diagnostic>> = HashMap::new();
+        for mut diagnostic in found {
+            let Some(cell) = self
+                .cells
+                .iter()
+                .find(|c| c.start <= diagnostic.range.start && diagnostic.range.end <= c.start + c.text.len())
+            else {
+                continue;
+            };
+            let (start, end) = (cell.start, cell.start + cell.text.len());
+            let inside = |range: TextRange| start <= range.start && range.end <= end;
+            let back = |range: TextRange| TextRange { start: range.start - start, end: range.end - start };
+            diagnostic.range = TextRange { start: diagnostic.range.start - start, end: diagnostic.range.end - start };
+            diagnostic.fix = match diagnostic.fix.take() {
+                Some(fix) if fix.edits().iter().all(|e| inside(e.range)) => Some(fix.map_ranges(back)),
+                _ => None,
+            };
+            by_cell.entry(cell.number).or_default().push(diagnostic);
+        }
+        by_cell
+    }
 }
 
 /// Append one (masked) cell to the joined text, ended by a newline and `CELL_END`.
@@ -190,10 +249,10 @@ impl ListStyle {
     }
 
     /// The first cell's style the notebook shows, else nbformat's own (`indent=1`).
-    fn of_notebook(raw: &str, cells: &[CodeCell]) -> ListStyle {
-        cells
+    fn of_notebook(raw: &str, spans: &[Range<usize>]) -> ListStyle {
+        spans
             .iter()
-            .find_map(|c| ListStyle::of(&raw[c.span.clone()]).filter(|_| raw[c.span.clone()].starts_with('[')))
+            .find_map(|span| ListStyle::of(&raw[span.clone()]).filter(|_| raw[span.clone()].starts_with('[')))
             .unwrap_or_else(|| ListStyle { open: "\n    ".into(), between: ",\n    ".into(), close: "\n   ".into() })
     }
 }
@@ -256,8 +315,8 @@ mod tests {
     #[test]
     fn cells_join_in_order_and_locate_by_cell() {
         let notebook = Notebook::parse(NOTEBOOK).unwrap();
-        assert!(notebook.source.contains("import torch\n#\u{2}\nx = torch.ones(2)"));
-        let (shown, cells) = notebook.shown(&notebook.source);
+        assert!(notebook.cells.source.contains("import torch\n#\u{2}\nx = torch.ones(2)"));
+        let (shown, cells) = notebook.cells.shown(&notebook.cells.source);
         assert!(shown.starts_with("%matplotlib inline\nimport torch\n"));
         let index = LineIndex::new(&shown);
         let y = shown.find("y = ").unwrap();
@@ -267,14 +326,14 @@ mod tests {
     #[test]
     fn an_unchanged_source_gives_back_the_same_bytes_and_a_change_touches_one_cell() {
         let notebook = Notebook::parse(NOTEBOOK).unwrap();
-        assert_eq!(notebook.with_fixed_source(&notebook.source).unwrap(), NOTEBOOK);
-        let fixed = notebook.source.replace("import torch\n", "import torch\nimport os\n");
+        assert_eq!(notebook.with_fixed_source(&notebook.cells.source).unwrap(), NOTEBOOK);
+        let fixed = notebook.cells.source.replace("import torch\n", "import torch\nimport os\n");
         let written = notebook.with_fixed_source(&fixed).unwrap();
         assert_eq!(
             written,
             NOTEBOOK.replace("    \"import torch\"\n", "    \"import torch\\n\",\n    \"import os\"\n")
         );
-        let fixed = notebook.source.replace("y = x * 2", "y = x * 3");
+        let fixed = notebook.cells.source.replace("y = x * 2", "y = x * 3");
         let written = notebook.with_fixed_source(&fixed).unwrap();
         assert_eq!(written, NOTEBOOK.replace("y = x * 2", "y = x * 3"));
     }
@@ -282,7 +341,7 @@ mod tests {
     #[test]
     fn a_fix_across_cells_is_refused() {
         let notebook = Notebook::parse(NOTEBOOK).unwrap();
-        let crossed = notebook.source.replacen(CELL_END, "", 1);
+        let crossed = notebook.cells.source.replacen(CELL_END, "", 1);
         assert!(notebook.with_fixed_source(&crossed).is_err());
     }
 

@@ -59,7 +59,7 @@ pub fn render(files: &[LintedFile], out: &mut dyn Write) -> io::Result<()> {
                 applicability: fix.applicability.as_str(),
                 message: &fix.title,
                 edits: fix
-                    .edits
+                    .edits()
                     .iter()
                     .map(|e| JsonEdit {
                         content: &e.content,

@@ -52,7 +52,7 @@ pub fn render(files: &[LintedFile], out: &mut dyn Write) -> io::Result<()> {
             }
             if let Some(fix) = &diagnostic.fix {
                 let replacements: Vec<Value> = fix
-                    .edits
+                    .edits()
                     .iter()
                     .map(|edit| {
                         json!({

@@ -61,10 +61,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
          reentrant variant it falls back to breaks with some inputs"
     );
     let help = "pass `use_reentrant=False`, the variant PyTorch recommends".to_string();
-    let fix = append_argument(source, call, "use_reentrant=False").map(|edit| Fix {
-        applicability: Applicability::Unsafe,
-        title: RULE.fix_title.to_string(),
-        edits: vec![edit],
-    });
+    let fix = append_argument(source, call, "use_reentrant=False")
+        .map(|edit| Fix::new(Applicability::Unsafe, RULE.fix_title, vec![edit]));
     checker.report(callee, Severity::Warning, message, help).fix = fix;
 }

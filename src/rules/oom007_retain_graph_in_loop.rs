@@ -63,11 +63,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
                    iteration: its saved activations stay alive into the next step's forward pass"
         .to_string();
     let help = "remove `retain_graph=True`; keep it only for a second backward through the same graph".to_string();
-    let fix = removal(retain).map(|edit| Fix {
-        applicability: Applicability::Unsafe,
-        title: RULE.fix_title.to_string(),
-        edits: vec![edit],
-    });
+    let fix = removal(retain).map(|edit| Fix::new(Applicability::Unsafe, RULE.fix_title, vec![edit]));
     checker.report(retain, Severity::Warning, message, help).fix = fix;
 }
 

@@ -107,10 +107,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
                 rank's own device"
         .to_string();
     let argument = format!("map_location={}", string_literal(source, "cpu"));
-    let fix = append_argument(source, call, &argument).map(|edit| Fix {
-        applicability: Applicability::Unsafe,
-        title: RULE.fix_title.to_string(),
-        edits: vec![edit],
-    });
+    let fix = append_argument(source, call, &argument)
+        .map(|edit| Fix::new(Applicability::Unsafe, RULE.fix_title, vec![edit]));
     checker.report(callee, Severity::Warning, message, help).fix = fix;
 }

@@ -24,7 +24,7 @@ pub fn fix_data(text: &str, index: &LineIndex, fix: &Fix, encoding: Encoding) ->
     }
     let line_ending = if text.contains("\r\n") { "\r\n" } else { "\n" };
     let edits = fix
-        .edits
+        .edits()
         .iter()
         .map(|e| TextEdit {
             range: to_range(text, index, e.range.start, e.range.end, encoding),

@@ -114,20 +114,18 @@ pub fn enclosing_unit(tree: &Tree, span: &Range<usize>) -> Option<Range<usize>> 
 /// `delta`), with the statement's fresh findings.
 pub fn merge(previous: Vec<Diagnostic>, fresh: Vec<Diagnostic>, unit: &Range<usize>, delta: isize) -> Vec<Diagnostic> {
     let old_unit_end = (unit.end as isize - delta) as usize;
-    let shift = |range: &mut TextRange| {
-        if range.start >= old_unit_end {
-            range.start = (range.start as isize + delta) as usize;
-            range.end = (range.end as isize + delta) as usize;
+    let shift = |range: TextRange| {
+        if range.start < old_unit_end {
+            return range;
         }
+        TextRange { start: (range.start as isize + delta) as usize, end: (range.end as isize + delta) as usize }
     };
     let mut merged: Vec<Diagnostic> = previous
         .into_iter()
         .filter(|d| d.range.end <= unit.start || d.range.start >= old_unit_end)
         .map(|mut d| {
-            shift(&mut d.range);
-            if let Some(fix) = &mut d.fix {
-                fix.edits.iter_mut().for_each(|e| shift(&mut e.range));
-            }
+            d.range = shift(d.range);
+            d.fix = d.fix.map(|fix| fix.map_ranges(shift));
             d
         })
         .collect();

@@ -1,13 +1,14 @@
-//! Notebooks in the editor (`notebookDocument/*`): the client sends each cell as a text
-//! document; the server keeps them in the notebook's order, lints the Python cells
-//! joined (as `oomlint check` lints an `.ipynb`), and publishes each cell's findings in
-//! that cell's own coordinates, so hovers and quick fixes work per cell as for a file.
-//! A fix whose edits reach into another cell is not offered in the editor.
+//! Notebooks in the editor (`notebookDocument/didOpen`, `didChange`, `didClose`): the
+//! client sends each cell as a text document; the server keeps them in the notebook's
+//! order, lints the Python cells joined (as `oomlint check` lints an `.ipynb`), and
+//! publishes each cell's findings in that cell's own coordinates, so hovers and quick
+//! fixes work per cell as for a file. A quick fix whose edits reach into another cell is
+//! not offered in the editor; fix-all fixes every cell, as for a file.
 
-use crate::diagnostic::{Diagnostic, TextRange};
-use std::collections::HashMap;
+use super::Backend;
 use tower_lsp_server::ls_types::{
-    DidChangeNotebookDocumentParams, NotebookCell, NotebookCellKind, TextDocumentItem, Uri,
+    DidChangeNotebookDocumentParams, DidCloseNotebookDocumentParams, DidOpenNotebookDocumentParams, MessageType,
+    NotebookCell, NotebookCellKind, TextDocumentItem, Uri,
 };
 
 /// One open notebook: its cells in order.
@@ -43,32 +44,70 @@ impl OpenNotebook {
     }
 }
 
-/// The findings of the joined cells, split by cell into each cell's coordinates.
-pub fn split_by_cell(
-    found: Vec<Diagnostic>,
-    starts: &[Option<usize>],
-    lengths: &[usize],
-) -> HashMap<usize, Vec<Diagnostic>> {
-    let mut by_cell: HashMap<usize, Vec<Diagnostic>> = HashMap::new();
-    for mut diagnostic in found {
-        let cell = starts.iter().enumerate().find_map(|(at, start)| {
-            let start = (*start)?;
-            (start <= diagnostic.range.start && diagnostic.range.end <= start + lengths[at]).then_some((at, start))
-        });
-        let Some((at, start)) = cell else { continue };
-        let inside = |range: &TextRange| start <= range.start && range.end <= start + lengths[at];
-        let shift = |range: &mut TextRange| {
-            range.start -= start;
-            range.end -= start;
-        };
-        shift(&mut diagnostic.range);
-        match &mut diagnostic.fix {
-            Some(fix) if fix.edits.iter().all(|e| inside(&e.range)) => {
-                fix.edits.iter_mut().for_each(|e| shift(&mut e.range))
+impl Backend {
+    pub(super) async fn on_notebook_did_open(&self, params: DidOpenNotebookDocumentParams) {
+        let notebook = params.notebook_document;
+        {
+            let mut state = self.state();
+            for cell in params.cell_text_documents {
+                state.open_cell(&notebook.uri, cell);
             }
-            _ => diagnostic.fix = None,
+            state.notebooks.insert(notebook.uri.clone(), OpenNotebook::new(notebook.version, &notebook.cells));
         }
-        by_cell.entry(at).or_default().push(diagnostic);
+        self.schedule_notebook(notebook.uri);
     }
-    by_cell
+
+    pub(super) async fn on_notebook_did_change(&self, params: DidChangeNotebookDocumentParams) {
+        let uri = params.notebook_document.uri.clone();
+        let mut problems = Vec::new();
+        let closed = 'apply: {
+            let mut state = self.state();
+            let encoding = state.encoding();
+            let Some(open) = state.notebooks.get_mut(&uri) else {
+                problems.push(format!("change for a notebook that is not open: {}", uri.as_str()));
+                break 'apply None;
+            };
+            let (opened, closed) = open.apply_structure(&params);
+            for cell in opened {
+                state.open_cell(&uri, cell);
+            }
+            for cell in &closed {
+                state.close_cell(cell);
+            }
+            let contents = params.change.cells.as_ref().and_then(|c| c.text_content.as_ref());
+            for content in contents.into_iter().flatten() {
+                let Some(document) = state.documents.get_mut(&content.document.uri) else { continue };
+                if let Err(e) = document.apply_all(&content.changes, encoding, content.document.version) {
+                    problems.push(format!("edit refused for {}: {e}", content.document.uri.as_str()));
+                }
+            }
+            Some(closed)
+        };
+        for message in problems {
+            self.client.log_message(MessageType::WARNING, message).await;
+        }
+        let Some(closed) = closed else { return };
+        for cell in closed {
+            self.client.publish_diagnostics(cell, Vec::new(), None).await;
+        }
+        self.schedule_notebook(uri);
+    }
+
+    pub(super) async fn on_notebook_did_close(&self, params: DidCloseNotebookDocumentParams) {
+        let cells = {
+            let mut state = self.state();
+            let open = state.notebooks.remove(&params.notebook_document.uri);
+            let mut cells: Vec<Uri> = params.cell_text_documents.into_iter().map(|d| d.uri).collect();
+            cells.extend(open.into_iter().flat_map(|o| o.cells.into_iter().map(|(uri, _)| uri)));
+            cells.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+            cells.dedup();
+            for cell in &cells {
+                state.close_cell(cell);
+            }
+            cells
+        };
+        for cell in cells {
+            self.client.publish_diagnostics(cell, Vec::new(), None).await;
+        }
+    }
 }

@@ -5,11 +5,10 @@
 use super::{CheckArgs, ColorChoice, EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS};
 use crate::config::{self, ConfigResolver, Overrides};
 use crate::discover;
-use crate::engine::{Engine, RuleSettings};
+use crate::engine::RuleSettings;
 use crate::fix::Applicability;
-use crate::fix::apply::fix_source;
 use crate::fix::write::write_atomically;
-use crate::notebook::Notebook;
+use crate::lint::{self, Contents, SourceKind};
 use crate::render::{self, FixSummary, LintedFile};
 use crate::source::LineIndex;
 use rayon::prelude::*;
@@ -233,26 +232,18 @@ fn process(input: Input, settings: &RuleSettings, mode: Mode) -> Outcome {
     // A byte-order mark is not part of the code: columns count from after it, and a
     // fixed file gets it back.
     let bom = if text.starts_with('\u{feff}') { "\u{feff}" } else { "" };
-    let source = &text[bom.len()..];
+    let original = &text[bom.len()..];
     // A notebook is linted as its code cells joined; positions are shown by cell.
-    let notebook = match is_notebook(path).then(|| Notebook::parse(source)).transpose() {
-        Ok(notebook) => notebook,
+    let source = match SourceKind::from_file_text(path, original) {
+        Ok(source) => source,
         Err(reason) => return Outcome::Failed { path: shown, reason },
     };
-    if let Some(reason) = notebook.as_ref().and_then(|n| n.skipped.clone()) {
+    if let Some(reason) = source.skipped() {
         let file = LintedFile::new(shown.clone(), String::new(), Vec::new());
         return Outcome::Done { file, notes: vec![format!("{shown}: {reason}")], diff: None, fixed_text: None };
     }
-    let code = notebook.as_ref().map_or(source, |n| n.source.as_str());
-    let linted_file = |code: &str, diagnostics| match &notebook {
-        Some(notebook) => {
-            let (text, cells) = notebook.shown(code);
-            LintedFile { cells: Some(cells), ..LintedFile::new(shown.clone(), text, diagnostics) }
-        }
-        None => LintedFile::new(shown.clone(), code.to_string(), diagnostics),
-    };
-    let report = Engine::get().lint(code, path, settings);
-    let file = linted_file(code, report.diagnostics);
+    let report = lint::lint(&source, path, settings);
+    let file = source.linted_file(shown.clone(), source.code(), report.diagnostics);
     let index = LineIndex::new(&file.source);
     let mut notes: Vec<String> = report
         .syntax_errors
@@ -265,7 +256,14 @@ fn process(input: Input, settings: &RuleSettings, mode: Mode) -> Outcome {
         Mode::Report => return Outcome::Done { file, notes, diff: None, fixed_text: None },
         Mode::Fix(threshold) | Mode::Diff(threshold) => threshold,
     };
-    let result = fix_source(Engine::get(), code, path, settings, threshold);
+    let fixed = match lint::fix(&source, path, settings, threshold) {
+        Ok(fixed) => fixed,
+        Err(e) => {
+            let reason = format!("cannot apply the fixes: {e}; the notebook is unchanged");
+            return Outcome::Failed { path: shown, reason };
+        }
+    };
+    let result = fixed.result;
     for dropped in &result.dropped {
         notes.push(format!(
             "{shown}:{}: the fix for {} would break the syntax; not applied",
@@ -274,21 +272,16 @@ fn process(input: Input, settings: &RuleSettings, mode: Mode) -> Outcome {
         ));
     }
     // What the file would hold: the fixed code, or the notebook with its fixed cells.
-    let fixed_file = match &notebook {
-        Some(notebook) => match notebook.with_fixed_source(&result.text) {
-            Ok(raw) => raw,
-            Err(e) => {
-                let reason = format!("cannot apply the fixes: {e}; the notebook is unchanged");
-                return Outcome::Failed { path: shown, reason };
-            }
-        },
-        None => result.text.clone(),
+    let fixed_file = match fixed.contents {
+        Contents::File(text) => text,
+        // Only the cells an editor holds are fixed cell by cell.
+        Contents::Cells(_) => return Outcome::Failed { path: shown, reason: "not a file's text".into() },
     };
-    let changed = fixed_file != source;
+    let changed = fixed_file != original;
     let mut diff = None;
     let mut fixed_text = None;
     match (mode, &input) {
-        (Mode::Diff(_), _) if changed => diff = Some(unified_diff(&shown, source, &fixed_file)),
+        (Mode::Diff(_), _) if changed => diff = Some(unified_diff(&shown, original, &fixed_file)),
         // Standard input: the (possibly unchanged) text is the output.
         (Mode::Fix(_), Input::Stdin(_)) => fixed_text = Some(format!("{bom}{fixed_file}")),
         (Mode::Fix(_), Input::File(path)) if changed => {
@@ -299,13 +292,9 @@ fn process(input: Input, settings: &RuleSettings, mode: Mode) -> Outcome {
         }
         _ => {}
     }
-    let mut file = linted_file(&result.text, result.remaining);
+    let mut file = source.linted_file(shown, &result.text, result.remaining);
     file.fixed = result.applied;
     Outcome::Done { file, notes, diff, fixed_text }
-}
-
-fn is_notebook(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("ipynb"))
 }
 
 fn unified_diff(shown: &str, before: &str, after: &str) -> String {

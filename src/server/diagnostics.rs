@@ -1,0 +1,200 @@
+//! Findings: lint a file, or a notebook's code cells joined, through the library's one
+//! entry point (`crate::lint`), store each document's findings in its own offsets and
+//! hand them out as pushed `publishDiagnostics` or as the answer to a
+//! `textDocument/diagnostic` pull. Linting runs in the background per (target, version),
+//! debounced, and a result for a version that is no longer current is dropped.
+
+use super::state::{State, Target, lock};
+use super::{Backend, convert, incremental};
+use crate::diagnostic::Diagnostic;
+use crate::engine::RuleSettings;
+use crate::lint::{self, SourceKind};
+use crate::notebook::Cells;
+use crate::source::LineIndex;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tower_lsp_server::Client;
+use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::ls_types::{self as lsp, *};
+
+/// Each linted document with its version and findings in LSP form.
+pub type Published = Vec<(Uri, i32, Vec<lsp::Diagnostic>)>;
+
+/// What linting one version of a target needs, taken under the lock.
+pub struct Snapshot {
+    /// The documents linted together (one for a file, each code cell of a notebook),
+    /// with the version and text of each.
+    pub members: Vec<(Uri, i32, String)>,
+    pub source: SourceKind,
+    tree: Option<tree_sitter::Tree>,
+    pub path: PathBuf,
+    pub settings: Option<RuleSettings>,
+    /// When only one top-level statement of a file changed since its stored findings:
+    /// that statement's span now, how much longer the text became, and those findings.
+    incremental: Option<(Range<usize>, isize, Vec<Diagnostic>)>,
+}
+
+impl Snapshot {
+    /// The target as it is now, and a configuration error to show once.
+    pub fn take(state: &mut State, target: &Target) -> Option<(Snapshot, Option<String>)> {
+        let members: Vec<(Uri, i32, String)> = state
+            .members(target)?
+            .into_iter()
+            .map(|uri| state.documents.get(&uri).map(|d| (uri, d.version, d.text.clone())))
+            .collect::<Option<_>>()?;
+        let (source, tree) = match target {
+            Target::File(uri) => {
+                let tree = state.documents.get(uri).and_then(|d| d.tree.clone());
+                (SourceKind::Python(members[0].2.clone()), tree)
+            }
+            Target::Notebook(_) => {
+                let texts: Vec<&str> = members.iter().map(|(_, _, text)| text.as_str()).collect();
+                (SourceKind::Cells(Cells::from_texts(&texts)), None)
+            }
+        };
+        let path = target.path();
+        let (settings, error) = state.rule_settings(&path);
+        let incremental = match target {
+            Target::File(uri) => incremental_plan(state, uri),
+            Target::Notebook(_) => None,
+        };
+        Some((Snapshot { members, source, tree, path, settings, incremental }, error))
+    }
+
+    /// Each member's findings in its own offsets, in the members' order.
+    fn lint(self) -> Vec<Vec<Diagnostic>> {
+        let Some(settings) = self.settings else { return vec![Vec::new(); self.members.len()] };
+        let tree = self.tree.as_ref();
+        match (&self.source, self.incremental) {
+            (SourceKind::Python(_), Some((unit, delta, previous))) => {
+                let local = lint::lint_parsed(&self.source, tree, Some(unit.clone()), &self.path, &settings);
+                vec![incremental::merge(previous, local.diagnostics, &unit, delta)]
+            }
+            (SourceKind::Cells(cells), _) => {
+                let found = lint::lint(&self.source, &self.path, &settings).diagnostics;
+                let mut by_cell = cells.split_findings(found);
+                (1..=self.members.len()).map(|number| by_cell.remove(&number).unwrap_or_default()).collect()
+            }
+            _ => vec![lint::lint_parsed(&self.source, tree, None, &self.path, &settings).diagnostics],
+        }
+    }
+}
+
+/// Relint one statement instead of the file when every change since the stored
+/// findings stayed inside one top-level `def` or `class` and touched nothing that other
+/// statements depend on.
+fn incremental_plan(state: &State, uri: &Uri) -> Option<(Range<usize>, isize, Vec<Diagnostic>)> {
+    let (_, previous) = state.results.get(uri)?;
+    let document = state.documents.get(uri)?;
+    if document.edits.is_empty() || document.edits.iter().any(|e| e.risky) {
+        return None;
+    }
+    let (span, delta) = incremental::dirty_span(&document.edits)?;
+    let unit = incremental::enclosing_unit(document.tree.as_ref()?, &span)?;
+    Some((unit, delta, previous.clone()))
+}
+
+/// Lint the current version of `target` (only if it is still `expected`), store each
+/// member's findings, and return them in LSP form (`None` when something changed
+/// meanwhile).
+pub async fn lint(
+    client: &Client,
+    state: &Arc<Mutex<State>>,
+    target: &Target,
+    expected: Option<i32>,
+) -> Option<Published> {
+    let (snapshot, error) = {
+        let mut state = lock(state);
+        if expected.is_some_and(|v| state.version_of(target) != Some(v)) {
+            return None;
+        }
+        Snapshot::take(&mut state, target)?
+    };
+    if let Some(message) = error {
+        client.show_message(MessageType::ERROR, message).await;
+    }
+    let members = snapshot.members.clone();
+    let found = tokio::task::spawn_blocking(move || snapshot.lint()).await.ok()?;
+    let mut state = lock(state);
+    let current = state.members(target).is_some_and(|now| now.iter().eq(members.iter().map(|(uri, _, _)| uri)));
+    let unchanged = current
+        && members.iter().all(|(uri, version, _)| state.documents.get(uri).is_some_and(|d| d.version == *version));
+    if !unchanged {
+        return None;
+    }
+    let (encoding, docs_links) = (state.encoding(), state.docs_links.clone());
+    let mut published = Vec::new();
+    for ((uri, version, text), found) in members.into_iter().zip(found) {
+        let index = LineIndex::new(&text);
+        let converted = found.iter().map(|d| convert::diagnostic(&text, &index, d, encoding, &docs_links)).collect();
+        if let Some(document) = state.documents.get_mut(&uri) {
+            document.edits.retain(|e| e.version > version);
+        }
+        state.results.insert(uri.clone(), (version, found));
+        published.push((uri, version, converted));
+    }
+    Some(published)
+}
+
+impl Backend {
+    /// Lint what `uri` belongs to after the debounce delay and publish, unless a newer
+    /// version arrived meanwhile (`version` is the document's; a notebook cell's change
+    /// relints its notebook at the notebook's version).
+    pub(super) fn schedule(&self, uri: Uri, version: i32) {
+        let target = self.state().target_of(&uri);
+        let version = match &target {
+            Target::File(_) => Some(version),
+            Target::Notebook(_) => self.state().version_of(&target),
+        };
+        if let Some(version) = version {
+            self.schedule_target(target, version);
+        }
+    }
+
+    /// Lint a notebook's cells after the debounce delay and publish each cell's findings.
+    pub(super) fn schedule_notebook(&self, notebook: Uri) {
+        let target = Target::Notebook(notebook);
+        if let Some(version) = self.state().version_of(&target) {
+            self.schedule_target(target, version);
+        }
+    }
+
+    fn schedule_target(&self, target: Target, version: i32) {
+        let client = self.client.clone();
+        let state = self.state.clone();
+        tokio::spawn(async move {
+            let delay = lock(&state).settings.debounce;
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            let linted = lint(&client, &state, &target, Some(version)).await;
+            // Notebook cells are pushed even to a client that pulls: clients pull for the
+            // documents their selector names, and cells are synced by the notebook's.
+            let push = matches!(target, Target::Notebook(_)) || !lock(&state).pull_diagnostics;
+            for (uri, version, diagnostics) in linted.into_iter().flatten().filter(|_| push) {
+                client.publish_diagnostics(uri, diagnostics, Some(version)).await;
+            }
+        });
+    }
+
+    /// `textDocument/diagnostic`: the document's findings now.
+    pub(super) async fn pull_diagnostics(
+        &self,
+        params: DocumentDiagnosticParams,
+    ) -> Result<DocumentDiagnosticReportResult> {
+        let uri = params.text_document.uri;
+        let target = self.state().target_of(&uri);
+        let linted = lint(&self.client, &self.state, &target, None).await;
+        let items = linted.into_iter().flatten().find(|(member, _, _)| *member == uri).map(|(_, _, found)| found);
+        Ok(DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Full(
+            RelatedFullDocumentDiagnosticReport {
+                related_documents: None,
+                full_document_diagnostic_report: FullDocumentDiagnosticReport {
+                    result_id: None,
+                    items: items.unwrap_or_default(),
+                },
+            },
+        )))
+    }
+}
