@@ -207,3 +207,62 @@ fn reads_standard_input_and_reports_unreadable_files() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: cannot read missing.log"));
 }
+
+/// Advice names the platform's own tools: never nvidia-smi, NCCL or CUDA_VISIBLE_DEVICES
+/// for a Mac, never NVIDIA's tools for ROCm.
+#[test]
+fn advice_is_for_the_platform_the_message_came_from() {
+    let mut seen = BTreeMap::<&str, usize>::new();
+    for sub in ["", "real"] {
+        let dir = explain_dir(sub);
+        for (name, want) in cases(&dir) {
+            let family = want.family.as_deref().unwrap_or("");
+            let platform = match family {
+                "mps" => "mps",
+                "hip" | "hip-driver" => "rocm",
+                _ => continue,
+            };
+            *seen.entry(platform).or_default() += 1;
+            let out = oomlint(&["explain", &name], &dir);
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            let foreign: &[&str] = match platform {
+                "mps" => &["nvidia-smi", "NCCL", "CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "autocast(\"cuda\""],
+                _ => &["nvidia-smi", "CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING"],
+            };
+            for word in foreign {
+                assert!(!text.contains(word), "{sub}/{name} ({platform}) names {word}:\n{text}");
+            }
+            let fixes = text.split("fix, in this order:").nth(1).unwrap_or("");
+            match (platform, want.verdict.as_str()) {
+                ("mps", "exhaustion") => assert!(fixes.contains("torch.autocast(\"mps\""), "{name}:\n{text}"),
+                ("mps", "held-outside-pytorch") => assert!(fixes.contains("Activity Monitor"), "{name}:\n{text}"),
+                ("mps", _) => {}
+                (_, "held-outside-pytorch") => {
+                    assert!(fixes.contains("rocm-smi") && fixes.contains("HIP_VISIBLE_DEVICES"), "{name}:\n{text}")
+                }
+                (_, "driver-level") => {
+                    assert!(fixes.contains("AMD_SERIALIZE_KERNEL=3") && fixes.contains("rocm-smi"), "{name}:\n{text}")
+                }
+                _ => {}
+            }
+            if platform == "mps" {
+                assert!(fixes.contains("PYTORCH_MPS_HIGH_WATERMARK_RATIO"), "{name}:\n{text}");
+            }
+        }
+    }
+    assert!(seen.get("mps").copied().unwrap_or(0) >= 5 && seen.get("rocm").copied().unwrap_or(0) >= 5, "{seen:?}");
+}
+
+/// A figure the message does not give is named, never read as zero.
+#[test]
+fn missing_figures_are_named_and_not_read_as_zero() {
+    let dir = explain_dir("");
+    let out = oomlint(&["explain", "cuda2-cut-before-split.log", "--output-format", "json"], &dir);
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got["figures"]["allocated_bytes"], Value::Null);
+    assert_eq!(got["missing"], serde_json::json!(["allocated", "reserved_unallocated"]));
+    let out = oomlint(&["explain", "cuda2-cut-before-split.log"], &dir);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("not in the message: allocated, reserved unallocated"), "{text}");
+    assert!(!text.contains("allocated by PyTorch "), "no allocated row for a figure not given:\n{text}");
+}

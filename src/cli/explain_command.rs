@@ -43,8 +43,9 @@ pub fn run(args: ExplainArgs) -> u8 {
     if found.is_empty() {
         eprintln!(
             "error: no out-of-memory message found: `oomlint explain` reads PyTorch's \"CUDA out of memory\", \"HIP \
-             out of memory\", \"CUDA error: out of memory\" and \"MPS backend out of memory\" messages and the text \
-             of torch.cuda.memory_summary()"
+             out of memory\", \"CUDA error: out of memory\", \"MPS backend out of memory\", cudaMallocAsync's \
+             \"Allocation on device N would exceed allowed memory\", cuBLAS's CUBLAS_STATUS_ALLOC_FAILED and PyTorch \
+             0.4's \"cuda runtime error (2)\" messages, and the text of torch.cuda.memory_summary()"
         );
         return EXIT_ERROR;
     }
@@ -83,10 +84,12 @@ fn as_json(message: &Message, explanation: &Explanation) -> serde_json::Value {
             "process_total_bytes": f.process_total,
             "allocated_bytes": f.allocated,
             "reserved_unallocated_bytes": f.reserved_unallocated,
+            "allowed_bytes": f.allowed,
             "other_allocations_bytes": f.other_allocations,
             "max_allowed_bytes": f.max_allowed,
             "other_processes": f.other_processes.iter().map(|(pid, b)| json!({"pid": pid, "bytes": b})).collect::<Vec<_>>(),
         },
+        "missing": f.missing,
         "verdict": explanation.verdict,
         "evidence": explanation.evidence,
         "also": explanation.also,
@@ -114,10 +117,14 @@ fn as_text(message: &Message, explanation: &Explanation) -> String {
     row("this process (all)", f.process_total.map(human));
     row("allocated by PyTorch", f.allocated.map(human));
     row("reserved, unallocated", f.reserved_unallocated.map(human));
+    row("allowed (process cap)", f.allowed.map(human));
     row("other allocations", f.other_allocations.map(human));
     row("limit", f.max_allowed.map(human));
     for (pid, bytes) in &f.other_processes {
         row(&format!("process {pid}"), Some(human(*bytes)));
+    }
+    if !f.missing.is_empty() {
+        out.push_str(&format!("  {:<26}{}\n", "not in the message", f.missing.join(", ")));
     }
     out.push_str(&format!("verdict: {}\n", explanation.verdict.as_str()));
     for line in &explanation.evidence {
@@ -138,9 +145,12 @@ fn as_text(message: &Message, explanation: &Explanation) -> String {
 fn family_name(message: &Message) -> &'static str {
     use crate::explain::Family;
     match message.family {
-        Family::Cuda2 | Family::Cuda1 => "CUDA",
+        Family::Cuda2 | Family::Cuda1 | Family::Legacy => "CUDA",
+        Family::MallocAsync => "CUDA (cudaMallocAsync)",
         Family::Hip => "HIP (ROCm)",
         Family::Driver => "CUDA driver",
+        Family::HipDriver => "HIP (ROCm) driver",
+        Family::Cublas => "cuBLAS",
         Family::Mps => "MPS",
         Family::MemorySummary => "CUDA memory summary:",
     }
