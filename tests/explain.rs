@@ -40,7 +40,11 @@ fn cases(dir: &Path) -> BTreeMap<String, Expected> {
         .filter(|name| name.ends_with(".log"))
         .collect();
     logs.sort();
-    assert_eq!(logs, expected.keys().cloned().collect::<Vec<_>>(), "every log has an expectation and every expectation a log");
+    assert_eq!(
+        logs,
+        expected.keys().cloned().collect::<Vec<_>>(),
+        "every log has an expectation and every expectation a log"
+    );
     expected
 }
 
@@ -71,7 +75,11 @@ fn differences(dir: &Path, name: &str, want: &Expected) -> Vec<String> {
             wrong.push(format!("{what}: {detail}"));
         }
     };
-    check("verdict", got["verdict"] == want.verdict.as_str(), format!("expected {}, got {}", want.verdict, got["verdict"]));
+    check(
+        "verdict",
+        got["verdict"] == want.verdict.as_str(),
+        format!("expected {}, got {}", want.verdict, got["verdict"]),
+    );
     check("family", got["family"].as_str() == want.family.as_deref(), format!("got {}", got["family"]));
     check("device", got["device"].as_u64().map(|d| d as u32) == want.device, format!("got {}", got["device"]));
     let requested = got["figures"]["requested_bytes"].as_f64().map(|b| b / 1024.0 / 1024.0);
@@ -82,8 +90,10 @@ fn differences(dir: &Path, name: &str, want: &Expected) -> Vec<String> {
     };
     check("requested", requested_ok, format!("expected {:?} MiB, got {requested:?}", want.requested_mib));
     let strings = |value: &Value| -> Vec<String> {
-        let mut list: Vec<String> =
-            value.as_array().map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect()).unwrap_or_default();
+        let mut list: Vec<String> = value
+            .as_array()
+            .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+            .unwrap_or_default();
         list.sort();
         list
     };
@@ -120,7 +130,8 @@ fn report(dir: &Path, title: &str) -> BTreeMap<String, Vec<String>> {
         found.insert(name.clone(), wrong);
     }
     let (agree, total) = per_group.values().fold((0, 0), |(a, t), (ga, gt)| (a + ga, t + gt));
-    let mut lines = vec![format!("{title}: verdict agreement {agree}/{total} ({:.0}%)", 100.0 * agree as f64 / total as f64)];
+    let mut lines =
+        vec![format!("{title}: verdict agreement {agree}/{total} ({:.0}%)", 100.0 * agree as f64 / total as f64)];
     for (group, (a, t)) in &per_group {
         lines.push(format!("  {group:<18} {a}/{t}"));
     }

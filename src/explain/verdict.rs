@@ -289,7 +289,12 @@ fn caching_allocator(family: Family, f: &Figures, batch_size: Option<u64>) -> Ex
     {
         holds.add(
             Verdict::Exhaustion,
-            vec![format!("PyTorch has allocated {} of {limit_owner} {} ({}) to tensors", human(a), human(base), percent(a, base))],
+            vec![format!(
+                "PyTorch has allocated {} of {limit_owner} {} ({}) to tensors",
+                human(a),
+                human(base),
+                percent(a, base)
+            )],
         );
     }
     // 8: no reading passes its threshold: the largest holder decides, when all are known.
@@ -358,15 +363,7 @@ fn caching_allocator(family: Family, f: &Figures, batch_size: Option<u64>) -> Ex
               unused cached memory and retried"
             .into(),
     };
-    Explanation {
-        verdict,
-        evidence,
-        also,
-        fixes,
-        empty_cache_helps: false,
-        empty_cache,
-        batch_that_fits,
-    }
+    Explanation { verdict, evidence, also, fixes, empty_cache_helps: false, empty_cache, batch_that_fits }
 }
 
 /// Evidence lines naming what the message does not give, or gives garbled.
@@ -537,13 +534,19 @@ fn exhaustion_fixes(platform: Platform) -> Vec<String> {
 
 fn driver_level(family: Family, platform: Platform) -> Explanation {
     let evidence = match family {
-        Family::Cublas => "CUBLAS_STATUS_ALLOC_FAILED: cuBLAS could not allocate its handle or workspace, which it \
+        Family::Cublas => {
+            "CUBLAS_STATUS_ALLOC_FAILED: cuBLAS could not allocate its handle or workspace, which it \
                            takes from the card outside PyTorch's caching allocator (most often because PyTorch's \
-                           cache or another process already holds the card)",
-        Family::HipDriver => "\"HIP error: out of memory\" comes from a HIP call outside PyTorch's caching allocator \
-                              (a library workspace, a kernel launch, context creation), not from a tensor allocation",
-        _ => "\"CUDA error: out of memory\" comes from a CUDA call outside PyTorch's caching allocator (a library \
-              workspace, a kernel launch, context creation), not from a tensor allocation",
+                           cache or another process already holds the card)"
+        }
+        Family::HipDriver => {
+            "\"HIP error: out of memory\" comes from a HIP call outside PyTorch's caching allocator \
+                              (a library workspace, a kernel launch, context creation), not from a tensor allocation"
+        }
+        _ => {
+            "\"CUDA error: out of memory\" comes from a CUDA call outside PyTorch's caching allocator (a library \
+              workspace, a kernel launch, context creation), not from a tensor allocation"
+        }
     };
     Explanation {
         verdict: Verdict::DriverLevel,
@@ -572,7 +575,12 @@ fn mps(f: &Figures) -> Explanation {
         if r >= ENORMOUS_SHARE * limit {
             holds.add(
                 Verdict::EnormousRequest,
-                vec![format!("the request alone is {} ({} of the {} limit)", human(r), percent(r, limit), human(limit))],
+                vec![format!(
+                    "the request alone is {} ({} of the {} limit)",
+                    human(r),
+                    percent(r, limit),
+                    human(limit)
+                )],
             );
         }
         if allocated + other + r <= limit {
@@ -618,7 +626,11 @@ fn mps(f: &Figures) -> Explanation {
         } else {
             holds.add(
                 Verdict::HeldOutsidePytorch,
-                vec![format!("other allocations ({}) are larger than the MPS tensors ({})", human(other), human(allocated))],
+                vec![format!(
+                    "other allocations ({}) are larger than the MPS tensors ({})",
+                    human(other),
+                    human(allocated)
+                )],
             );
         }
     }
