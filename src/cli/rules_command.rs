@@ -3,6 +3,8 @@
 use super::{EXIT_CLEAN, EXIT_ERROR};
 use crate::rules::{self, RULES};
 use serde_json::json;
+use std::fmt::Write as _;
+use std::io::Write as _;
 
 pub fn list(as_json: bool) -> u8 {
     if as_json {
@@ -20,22 +22,17 @@ pub fn list(as_json: bool) -> u8 {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&rules).unwrap_or_default());
-        return EXIT_CLEAN;
+        return print(&format!("{}\n", serde_json::to_string_pretty(&rules).unwrap_or_default()));
     }
     let width = RULES.iter().map(|r| r.slug.len()).max().unwrap_or(0);
+    let mut out = String::new();
     // "preview": off unless preview is on (`--preview`, `preview = true`, the editor setting).
     for rule in RULES {
         let state = if rule.preview { "preview" } else { "default" };
-        println!(
-            "{}  {:width$}  {:7}  {state:7}  {}",
-            rule.code,
-            rule.slug,
-            rule.default_severity.as_str(),
-            rule.summary
-        );
+        let severity = rule.default_severity.as_str();
+        let _ = writeln!(out, "{}  {:width$}  {severity:7}  {state:7}  {}", rule.code, rule.slug, rule.summary);
     }
-    EXIT_CLEAN
+    print(&out)
 }
 
 pub fn show(name: &str) -> u8 {
@@ -43,12 +40,22 @@ pub fn show(name: &str) -> u8 {
         eprintln!("error: no rule named `{name}` (see `oomlint rules`)");
         return EXIT_ERROR;
     };
-    println!("{}", rule.docs.trim_end());
-    println!();
-    println!("Default severity: {}", rule.default_severity);
+    let mut out = format!("{}\n\nDefault severity: {}\n", rule.docs.trim_end(), rule.default_severity);
     if rule.preview {
-        println!("Preview rule: runs only with --preview (or `preview = true` in the configuration)");
+        out.push_str("Preview rule: runs only with --preview (or `preview = true` in the configuration)\n");
     }
-    println!("Query: queries/{}-{}.scm", rule.code, rule.slug);
-    EXIT_CLEAN
+    let _ = writeln!(out, "Query: queries/{}-{}.scm", rule.code, rule.slug);
+    print(&out)
+}
+
+/// Standard output closed early (`oomlint rules | head`) is not an error worth a panic.
+fn print(text: &str) -> u8 {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("error: cannot write to standard output: {e}");
+            EXIT_ERROR
+        }
+        _ => EXIT_CLEAN,
+    }
 }
