@@ -118,7 +118,8 @@ fn outlives_step<'t>(checker: &Checker<'_, 't>, container: Node<'t>, step: Optio
         return true;
     }
     // A local list filled inside a forward pass is that pass's output, not a history.
-    let function_name = tree::enclosing_function(container).and_then(|f| f.child_by_field_name("name"));
+    let function = tree::enclosing_function(container);
+    let function_name = function.and_then(|f| f.child_by_field_name("name"));
     if function_name.is_some_and(|n| heuristics::is_forward_method_name(checker.text(n))) {
         return false;
     }
@@ -126,6 +127,28 @@ fn outlives_step<'t>(checker: &Checker<'_, 't>, container: Node<'t>, step: Optio
     let Some(scope) = index.scope_chain(root).into_iter().find(|s| !index.bindings_in(*s, name).is_empty()) else {
         return false; // never bound here: cannot tell
     };
+    // A list local to one call, filled once per component (each text encoder, each
+    // layer, each box) rather than once per batch or step, lives as long as the call:
+    // what the caller does with it is the caller's cost.
+    if function.is_some_and(|f| f.id() == scope.id()) {
+        // The loops the list survives: those around the store that do not make it anew.
+        let fresh: Vec<Node> = index
+            .bindings_in(scope, name)
+            .into_iter()
+            .filter(|b| match b.kind {
+                BindingKind::Value(value) => !tree::mentions(value, name, checker.source()),
+                BindingKind::LoopTarget(_) | BindingKind::Unpacked(_) => true,
+                _ => false,
+            })
+            .map(|b| b.statement)
+            .collect();
+        let mut outer_loops = tree::ancestors_in_function(container)
+            .filter(|n| tree::is_loop(n.kind()))
+            .filter(|l| !fresh.iter().any(|b| tree::contains(*l, *b)));
+        if !outer_loops.any(|l| is_step_loop(checker, l)) {
+            return false;
+        }
+    }
     // Re-created inside the loop (`batch_losses = []`, `total = 0`): lives one step.
     let fresh_each_step = index.bindings_in(scope, name).into_iter().any(|binding| {
         tree::contains(step, binding.statement)
@@ -136,6 +159,26 @@ fn outlives_step<'t>(checker: &Checker<'_, 't>, container: Node<'t>, step: Optio
             }
     });
     !fresh_each_step
+}
+
+/// A loop whose iterations are steps over data: a `while` loop, a loop that trains
+/// (`backward()`, `optimizer.step()`), or one over something named like data or steps
+/// (`loader`, `batches`, `range(num_steps)`, `tqdm(...)`).
+fn is_step_loop<'t>(checker: &Checker<'_, 't>, step: Node<'t>) -> bool {
+    if step.kind() == "while_statement" {
+        return true;
+    }
+    let source = checker.source();
+    let over_data = step.child_by_field_name("right").is_some_and(|iterable| {
+        tree::descendants(iterable)
+            .filter(|n| n.kind() == "identifier")
+            .any(|n| heuristics::is_step_iterable_name(tree::text(n, source)))
+    });
+    over_data
+        || checker.facts.calls_named(&["backward", "manual_backward", "step"], step).into_iter().any(|c| {
+            tree::callee_name(c, source) != Some("step")
+                || tree::method_receiver(c).is_some_and(|r| tree::text(r, source).contains("optim"))
+        })
 }
 
 /// `self.history` for `self.history[k]`, `losses` for `losses`.
@@ -169,6 +212,7 @@ fn accumulated_for_backward<'t>(
     // What backward may be called on: the container, or a name read back from it later
     // (`loss = losses[i]`, `for loss in losses`).
     let mut names = vec![name];
+    let mut reduced: Vec<&str> = Vec::new();
     for later in tree::descendants(body).filter(|n| n.start_byte() > store.end_byte()) {
         let (target, read) = match later.kind() {
             "assignment" => (later.child_by_field_name("left"), later.child_by_field_name("right")),
@@ -178,7 +222,13 @@ fn accumulated_for_backward<'t>(
         if let (Some(target), Some(read)) = (target, read)
             && tree::mentions(read, name, source)
         {
-            names.extend(target_names(target).into_iter().map(|n| tree::text(n, source)));
+            let targets: Vec<&str> = target_names(target).into_iter().map(|n| tree::text(n, source)).collect();
+            // `total = sum(losses)` / `embeds = torch.cat(parts)`: an intermediate that
+            // still carries every stored graph.
+            if later.kind() == "assignment" && carries(read, name, source, true) {
+                reduced.extend(targets.iter().copied());
+            }
+            names.extend(targets);
         }
     }
     let backward_mentions = checker.facts.calls_named(&BACKWARD_NAMES, body).into_iter().any(|call| {
@@ -186,7 +236,9 @@ fn accumulated_for_backward<'t>(
     });
     let is_list = container.parent().is_some_and(|p| p.kind() == "attribute")
         || value.parent().is_some_and(|p| p.kind() == "list");
-    backward_mentions || returns(checker, body, name, !is_list)
+    backward_mentions
+        || returns(checker, body, name, !is_list)
+        || reduced.iter().any(|derived| returns(checker, body, derived, true))
 }
 
 /// Whether `function` returns `name` as a tensor, as itself or reduced (`return total`,

@@ -60,7 +60,13 @@ fn reads_back_its_own_bytes(source: &str, call: Node, target: Node) -> bool {
         _ => Some(target),
     };
     match file.map(|f| (f.kind(), f)) {
-        Some(("call", file)) => tree::callee_name(file, source).is_some_and(|name| IN_MEMORY.contains(&name)),
+        // `BytesIO(response.content)`: bytes another machine sent, with its devices.
+        Some(("call", file)) => {
+            tree::callee_name(file, source).is_some_and(|name| IN_MEMORY.contains(&name))
+                && !tree::positional_args(file)
+                    .first()
+                    .is_some_and(|bytes| tree::last_name(*bytes, source) == Some("content"))
+        }
         Some(("identifier", file)) => {
             let name = regex::escape(tree::text(file, source));
             let scope = tree::enclosing_function(call).map_or(0, |f| f.start_byte());
@@ -73,6 +79,129 @@ fn reads_back_its_own_bytes(source: &str, call: Node, target: Node) -> bool {
         }
         _ => false,
     }
+}
+
+/// A file under a temporary directory this process made (`with
+/// tempfile.TemporaryDirectory() as d`, `d = tempfile.mkdtemp()`) or pytest's `tmp_path` /
+/// `tmpdir`: written by this run, on the devices it uses.
+fn in_temporary_directory<'t>(checker: &Checker<'_, 't>, call: Node<'t>, target: Node<'t>) -> bool {
+    let source = checker.source();
+    let scope = tree::enclosing_function(call).map_or(0, |f| f.start_byte());
+    let before = &source[scope..call.start_byte()];
+    tree::descendants(target).filter(|n| n.kind() == "identifier").any(|name| {
+        let name = tree::text(name, source);
+        if matches!(name, "tmp_path" | "tmpdir" | "tmp_path_factory" | "tmpdir_factory") {
+            return true;
+        }
+        let name = regex::escape(name);
+        let pattern = format!(
+            r"(?:TemporaryDirectory|mkdtemp|gettempdir)\([^\n]*\)\s+as\s+{name}\b|\b{name}\s*=\s*(?:tempfile\.)?(?:mkdtemp|gettempdir|TemporaryDirectory)\("
+        );
+        regex::Regex::new(&pattern).is_ok_and(|p| p.is_match(before))
+    })
+}
+
+/// The file is written earlier in the same function (or the same script), as in
+/// "save the best model during training, reload it for the test": a round trip within
+/// one process, back onto the device it came from.
+fn saved_earlier_in_same_run(source: &str, call: Node, target: Node) -> bool {
+    let body = tree::enclosing_body(call);
+    let before = &source[body.start_byte()..call.start_byte()];
+    let mut path = tree::text(target, source).to_string();
+    // `with open(path, "rb") as f: torch.load(f)`: the path is what `f` was opened from.
+    if target.kind() == "identifier" {
+        let opened = format!(r"open\(\s*([^,\n]+?)\s*,[^\n]*\)\s+as\s+{}\b", regex::escape(&path));
+        if let Some(found) = regex::Regex::new(&opened).ok().and_then(|p| p.captures_iter(before).last()) {
+            path = found[1].to_string();
+        }
+    }
+    let path = regex::escape(&path);
+    let written = format!(r"\bsave\([^\n]*{path}\s*\)|open\(\s*{path}\s*,\s*['\x22]wb");
+    regex::Regex::new(&written).is_ok_and(|p| p.is_match(before))
+}
+
+/// A data cache: loaded in a dataset class, or behind an existence check of a path the
+/// code names as a cache or writes itself (`if os.path.exists(cache): x =
+/// torch.load(cache) else: ...; torch.save(x, cache)`), or a path named as data. Data
+/// files are written from CPU tensors (a DataLoader worker could not hold GPU ones).
+fn loads_a_data_cache<'t>(checker: &Checker<'_, 't>, call: Node<'t>, target: Node<'t>) -> bool {
+    let source = checker.source();
+    let in_dataset = tree::ancestors(call).filter(|a| a.kind() == "class_definition").any(|class| {
+        class.child_by_field_name("superclasses").is_some_and(|s| tree::text(s, source).contains("Dataset"))
+    });
+    if in_dataset {
+        return true;
+    }
+    let path = tree::text(target, source);
+    let described = |text: &str| {
+        let lower = text.to_ascii_lowercase();
+        ["cache", "data", "feature", "corpus", "vocab", "mel"].iter().any(|w| lower.contains(w))
+            && !["model", "ckpt", "checkpoint", "weight", "state", "optim", "resume", "net", "best", "save"]
+                .iter()
+                .any(|w| lower.contains(w))
+    };
+    // The name's own assignment tells what it holds (`fn = os.path.join(dir, "cache.pt")`).
+    let bound =
+        (target.kind() == "identifier").then(|| checker.facts.index().lookup(path, target)).flatten().and_then(|b| {
+            match b.kind {
+                crate::engine::facts::index::BindingKind::Value(value) => Some(tree::text(value, source)),
+                _ => None,
+            }
+        });
+    if described(path) || bound.is_some_and(|v| v.to_ascii_lowercase().contains("cache")) {
+        return true;
+    }
+    let guarded = tree::ancestors_in_function(call).filter(|a| a.kind() == "if_statement").any(|statement| {
+        statement.child_by_field_name("condition").is_some_and(|c| {
+            let condition = tree::text(c, source);
+            ["exists(", "isfile(", "is_file("].iter().any(|check| condition.contains(check)) && condition.contains(path)
+        })
+    });
+    let body = tree::enclosing_body(call);
+    let written_here = tree::text(body, source).contains(&format!(", {path})"));
+    guarded && written_here
+}
+
+/// `if cpu_run: torch.load(f, map_location="cpu") else: torch.load(f)`: the code chose
+/// the device on each branch, the GPU one deliberately.
+fn other_branch_maps_to_cpu<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
+    let source = checker.source();
+    let Some(statement) = tree::ancestors_in_function(call).find(|a| a.kind() == "if_statement") else {
+        return false;
+    };
+    checker.facts.calls_named(&["load"], statement).into_iter().any(|other| {
+        other.id() != call.id()
+            && tree::keyword_arg(other, "map_location", source)
+                .is_some_and(|m| tree::text(m, source).contains("cpu") || tree::text(m, source).contains("lambda"))
+    })
+}
+
+/// Every checkpoint this file writes is on the CPU: gathered with `offload_to_cpu=True`,
+/// or saved from a module moved with `.cpu()` first.
+fn file_saves_from_cpu(checker: &Checker) -> bool {
+    let source = checker.source();
+    if source.contains("offload_to_cpu=True") {
+        return true;
+    }
+    let saves = checker.facts.calls_named(&["save"], checker.facts.root);
+    let saves: Vec<Node> = saves.into_iter().filter(|s| tree::text(*s, source).starts_with("torch.save")).collect();
+    !saves.is_empty()
+        && saves.iter().all(|save| {
+            let Some(saved) = tree::positional_args(*save).first().copied() else { return false };
+            let mut root = saved;
+            while let Some(inner) = match root.kind() {
+                "call" => root.child_by_field_name("function"),
+                "attribute" => root.child_by_field_name("object"),
+                _ => None,
+            } {
+                root = inner;
+            }
+            let body = tree::enclosing_body(*save);
+            let before = &source[body.start_byte()..save.start_byte()];
+            root.kind() == "identifier"
+                && regex::Regex::new(&format!(r"\b{}\b[^\n]*\.cpu\(\)", regex::escape(tree::text(root, source))))
+                    .is_ok_and(|p| p.is_match(before))
+        })
 }
 
 /// Constructors of in-memory buffers and temporary files.
@@ -97,7 +226,14 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     if arguments.named_children(&mut cursor).any(|a| matches!(a.kind(), "dictionary_splat" | "list_splat")) {
         return;
     }
-    if tree::positional_args(call).first().is_some_and(|target| reads_back_its_own_bytes(source, call, *target)) {
+    let Some(target) = tree::positional_args(call).first().copied() else { return };
+    if reads_back_its_own_bytes(source, call, target)
+        || in_temporary_directory(checker, call, target)
+        || saved_earlier_in_same_run(source, call, target)
+        || loads_a_data_cache(checker, call, target)
+        || other_branch_maps_to_cpu(checker, call)
+        || file_saves_from_cpu(checker)
+    {
         return;
     }
     let message = "`torch.load` without `map_location`: every tensor comes back on the device that saved it \

@@ -105,8 +105,39 @@ fn retry_kind<'t>(
     (retried.enclosing == Some(name) || retried.tried.contains(&text)).then_some(Retry::Function)
 }
 
-const BOOKKEEPING: [&str; 12] =
-    ["append", "extend", "backward", "item", "step", "zero_grad", "print", "len", "info", "warning", "format", "str"];
+/// Bookkeeping and cleanup: none of these runs the step again, even when the `try` made
+/// the same call (`torch.cuda.synchronize()` on both sides, a barrier, freeing the cache,
+/// collecting garbage, logging).
+const BOOKKEEPING: &[&str] = &[
+    "append",
+    "extend",
+    "backward",
+    "item",
+    "step",
+    "zero_grad",
+    "print",
+    "len",
+    "info",
+    "warning",
+    "warn",
+    "error",
+    "exception",
+    "debug",
+    "critical",
+    "log",
+    "print_exc",
+    "format",
+    "str",
+    "synchronize",
+    "barrier",
+    "empty_cache",
+    "ipc_collect",
+    "collect",
+    "reset_peak_memory_stats",
+    "memory_summary",
+    "flush",
+    "sleep",
+];
 
 /// The callees of the calls in the `try` body the handler belongs to.
 fn tried_calls<'t>(handler: Node<'t>, source: &'t str) -> Vec<&'t str> {

@@ -91,9 +91,11 @@ impl<'t> Facts<'t> {
         if let Some(decorated) = function.parent().filter(|p| p.kind() == "decorated_definition") {
             let mut cursor = decorated.walk();
             for decorator in decorated.named_children(&mut cursor).filter(|d| d.kind() == "decorator") {
-                match decorator.named_child(0).and_then(|e| self.switch_of(e)) {
+                let Some(expression) = decorator.named_child(0) else { continue };
+                match self.switch_of(expression) {
                     Some(GradSwitch::Disables) => return true,
                     Some(GradSwitch::Enables) => return false,
+                    None if self.is_no_grad_decorator(expression) => return true,
                     None => {}
                 }
             }
@@ -106,6 +108,41 @@ impl<'t> Facts<'t> {
             return true;
         }
         self.all_call_sites_grad_disabled(name, name_node, is_method)
+    }
+
+    /// A decorator defined in this file (`@no_grad_eval`, `@frozen()`) whose wrapper calls
+    /// the function it wraps with gradients disabled.
+    fn is_no_grad_decorator(&self, expression: Node<'t>) -> bool {
+        let name = match expression.kind() {
+            "call" => expression.child_by_field_name("function"),
+            _ => Some(expression),
+        };
+        let Some(name) = name.filter(|n| n.kind() == "identifier") else { return false };
+        let Some(binding) = self.index().lookup(self.text(name), name) else { return false };
+        let definition = binding.statement;
+        if !matches!(binding.kind, super::index::BindingKind::Definition) || definition.kind() != "function_definition"
+        {
+            return false;
+        }
+        // The parameters of the decorator and of the functions inside it: one of them is
+        // the wrapped function.
+        let parameters: Vec<&str> = std::iter::once(definition)
+            .chain(tree::descendants(definition).filter(|n| n.kind() == "function_definition"))
+            .filter_map(|f| f.child_by_field_name("parameters"))
+            .flat_map(|p| {
+                super::index::target_names(p)
+                    .into_iter()
+                    .chain(tree::descendants(p).filter(|n| n.kind() == "identifier"))
+            })
+            .map(|n| self.text(n))
+            .collect();
+        tree::descendants(definition).filter(|n| n.kind() == "call").any(|call| {
+            let callee = call.child_by_field_name("function");
+            callee.is_some_and(|c| c.kind() == "identifier" && parameters.contains(&self.text(c)))
+                && ancestors(call)
+                    .take_while(|a| a.id() != definition.id())
+                    .any(|a| a.kind() == "with_statement" && self.with_switch(a) == Some(GradSwitch::Disables))
+        })
     }
 
     /// Every use of the function's name in this file is a call made with gradients

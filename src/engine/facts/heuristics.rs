@@ -111,6 +111,45 @@ pub fn mentions_evaluation(source: &str) -> bool {
     PATTERN.get_or_init(|| Regex::new(&format!("(?i){}", EVAL_WORDS.join("|"))).expect("valid regex")).is_match(source)
 }
 
+/// Words of a loop's iterable that make its iterations steps over data (`train_loader`,
+/// `batches`, `range(num_steps)`, `tqdm(...)`, `val_ds`), not one per component of a
+/// model (`text_encoders`, `layers`, `zip(inputs, targets)`).
+pub fn is_step_iterable_name(name: &str) -> bool {
+    words(name).iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "loader"
+                | "loaders"
+                | "dataloader"
+                | "dl"
+                | "data"
+                | "dataset"
+                | "datasets"
+                | "ds"
+                | "batch"
+                | "batches"
+                | "minibatches"
+                | "samples"
+                | "examples"
+                | "epoch"
+                | "epochs"
+                | "step"
+                | "steps"
+                | "iter"
+                | "iters"
+                | "iteration"
+                | "iterations"
+                | "iterator"
+                | "timesteps"
+                | "episode"
+                | "episodes"
+                | "rollouts"
+                | "tqdm"
+                | "trange"
+        )
+    }) || is_eval_data_name(name)
+}
+
 /// `criterion`, `loss_fn`, `compute_loss`, `ce_loss`, `LossFn`: a name that computes a loss.
 pub fn is_loss_function_name(name: &str) -> bool {
     let words = words(name);

@@ -132,6 +132,17 @@ impl<'t> Facts<'t> {
                 }
             }
             "subscript" => match expr.child_by_field_name("value") {
+                // `compute_loss(...)[1]`: the item the callee returns at that position.
+                Some(value) if value.kind() == "call" => {
+                    let position = expr
+                        .child_by_field_name("subscript")
+                        .filter(|k| k.kind() == "integer")
+                        .and_then(|k| self.text(k).parse::<usize>().ok());
+                    match position.and_then(|p| self.returned_value(value, Some(p), depth + 1)) {
+                        Some(known) => known,
+                        None => self.value_at_depth(value, depth + 1),
+                    }
+                }
                 Some(value) => self.value_at_depth(value, depth + 1),
                 None => Unknown,
             },
@@ -198,7 +209,105 @@ impl<'t> Facts<'t> {
                 }
             }
         }
-        if self.is_forward_or_loss_call(call) { Attached } else { Unknown }
+        if self.is_forward_call(call) && self.is_frozen_module(call) {
+            return Unknown; // no parameter takes a gradient; the input may still carry one
+        }
+        if self.is_forward_or_loss_call(call) {
+            return Attached;
+        }
+        // A function of this file whose every `return` hands back a detached value.
+        self.returned_value(call, None, depth + 1).filter(|v| *v == Detached).unwrap_or(Unknown)
+    }
+
+    /// What a call of a function defined in this file returns (`position`: one item of a
+    /// returned tuple): `Some` only when every `return` of it agrees.
+    fn returned_value(&self, call: Node<'t>, position: Option<usize>, depth: usize) -> Option<TensorValue> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let definition = self.local_definition(call)?;
+        let mut agreed = None;
+        for statement in tree::descendants(definition).filter(|n| n.kind() == "return_statement") {
+            if tree::enclosing_function(statement).map(|f| f.id()) != Some(definition.id()) {
+                continue;
+            }
+            let returned = statement.named_child(0)?;
+            let returned = match (position, tree::unparenthesize(returned)) {
+                (Some(p), tuple) if matches!(tuple.kind(), "expression_list" | "tuple") => {
+                    tuple.named_children(&mut tuple.walk()).nth(p)?
+                }
+                (Some(_), _) => return None,
+                (None, value) => value,
+            };
+            let value = self.value_at_depth(returned, depth + 1);
+            if agreed.is_some_and(|a| a != value) {
+                return None;
+            }
+            agreed = Some(value);
+        }
+        agreed.filter(|v| *v != TensorValue::Unknown)
+    }
+
+    /// The `def` a call reaches in this file: `f(...)` for a function bound here,
+    /// `self.f(...)` for a method of the enclosing class.
+    pub fn local_definition(&self, call: Node<'t>) -> Option<Node<'t>> {
+        let function = call.child_by_field_name("function")?;
+        match function.kind() {
+            "identifier" => {
+                let binding = self.index().lookup(self.text(function), function)?;
+                (matches!(binding.kind, BindingKind::Definition) && binding.statement.kind() == "function_definition")
+                    .then_some(binding.statement)
+            }
+            "attribute" => {
+                let object = function.child_by_field_name("object")?;
+                if object.kind() != "identifier" || self.text(object) != "self" {
+                    return None;
+                }
+                let name = self.text(function.child_by_field_name("attribute")?);
+                let class = tree::ancestors(call).find(|a| a.kind() == "class_definition")?;
+                let body = class.child_by_field_name("body")?;
+                body.named_children(&mut body.walk())
+                    .map(|d| {
+                        if d.kind() == "decorated_definition" {
+                            d.child_by_field_name("definition").unwrap_or(d)
+                        } else {
+                            d
+                        }
+                    })
+                    .find(|d| {
+                        d.kind() == "function_definition"
+                            && d.child_by_field_name("name").is_some_and(|n| self.text(n) == name)
+                    })
+            }
+            _ => None,
+        }
+    }
+
+    /// A network the file freezes: `text_encoder.requires_grad_(False)` (also after
+    /// `.eval()` or `.to(...)`), or `for p in vae.parameters(): p.requires_grad = False`.
+    /// Its outputs carry a graph only through an input that requires one.
+    pub fn is_frozen_module(&self, call: Node<'t>) -> bool {
+        let Some(function) = call.child_by_field_name("function") else { return false };
+        let network = match tree::last_name(function, self.source) {
+            Some("forward") => function.child_by_field_name("object"),
+            _ => Some(function),
+        };
+        let Some(network) = network.map(|n| self.text(n)) else { return false };
+        let freezes = self.calls_named(&["requires_grad_"], self.root).into_iter().any(|freeze| {
+            let off = tree::positional_args(freeze)
+                .first()
+                .copied()
+                .or_else(|| tree::keyword_arg(freeze, "requires_grad", self.source))
+                .is_some_and(|a| self.text(a) == "False");
+            off && tree::method_receiver(freeze)
+                .is_some_and(|r| self.text(strip_module_moves(r, self.source)) == network)
+        });
+        freezes
+            || self.calls_named(&["parameters"], self.root).into_iter().any(|parameters| {
+                let Some(receiver) = tree::method_receiver(parameters) else { return false };
+                let Some(loop_) = parameters.parent().filter(|p| p.kind() == "for_statement") else { return false };
+                self.text(receiver) == network && self.text(loop_).contains("requires_grad = False")
+            })
     }
 
     /// A call that runs a network or computes a loss: its result carries a graph
@@ -283,4 +392,18 @@ impl<'t> Facts<'t> {
             _ => false,
         }
     }
+}
+
+/// `model` for `model.eval()`, `model.to(device)`, `model.cuda()`: the module a chain of
+/// mode and device moves starts from.
+fn strip_module_moves<'t>(mut node: Node<'t>, source: &str) -> Node<'t> {
+    while node.kind() == "call" {
+        let Some(receiver) = tree::method_receiver(node) else { break };
+        if !matches!(tree::callee_name(node, source), Some("eval" | "train" | "to" | "cuda" | "cpu" | "half" | "float"))
+        {
+            break;
+        }
+        node = receiver;
+    }
+    node
 }
