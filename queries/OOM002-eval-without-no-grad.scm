@@ -7,3 +7,14 @@
   function: [(identifier) (attribute)] @callee
   (#match? @callee "(?i)(model|net|network|classifier|encoder|decoder|backbone|generator|discriminator|critic|actor|policy|teacher|student|unet|vae|transformer|resnet|detector|segmenter|forward)$")
   (#not-has-ancestor? @callee "decorator")) @forward
+
+; A helper of the file that runs a network: `greedy_decode(model, src)`,
+; `self._run_batch(batch)`. The host follows the call to the helper's `def`.
+(call
+  function: (identifier) @callee
+  arguments: (argument_list (_))
+  (#not-has-ancestor? @callee "decorator")) @forward
+
+(call
+  function: (attribute object: (identifier) @receiver (#eq? @receiver "self")) @callee
+  (#not-has-ancestor? @callee "decorator")) @forward

@@ -4,6 +4,7 @@ use super::{Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::heuristics;
+use crate::engine::facts::tensors::GRAPH_KEEPING_METHODS;
 use crate::engine::tree;
 use crate::fix::{Applicability, Edit, Fix, edits};
 use crate::measure::{Cost, Figure};
@@ -35,18 +36,19 @@ const TRAINING_CALLS: &[&str] = &["backward", "manual_backward", "step", "zero_g
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let Some(call) = found.get("forward") else { return };
     let facts = checker.facts;
-    if !facts.is_forward_call(call) {
+    if !(facts.is_forward_call(call) || runs_network_through_helper(checker, call)) || facts.is_frozen_module(call) {
         return;
     }
     let Some(reason) = evaluation_reason(checker, call) else { return };
     // The region one `no_grad` would cover: the loop around the call, else the function.
     let region = tree::enclosing_loop(call).unwrap_or_else(|| tree::enclosing_body(call));
-    if trains(checker, region)
-        || tree::enclosing_function(call).is_some_and(|f| trains(checker, f) && region.id() == f.id())
-    {
+    let function = tree::enclosing_function(call);
+    let validates_after_step =
+        function.is_some_and(|f| region.id() == f.id() && validates_after_training(checker, f, call));
+    if trains(checker, region) && !validates_after_step {
         return;
     }
-    if facts.grad_disabled(call) {
+    if facts.grad_disabled(call) || callers_decide(checker, call) {
         return;
     }
     let callee = call.child_by_field_name("function").map(|f| checker.text(f)).unwrap_or("model");
@@ -58,6 +60,13 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     // An evaluation function is decorated as a whole; otherwise the loop is wrapped.
     let decorate = function.filter(|_| loop_.is_none() || reason.starts_with("in evaluation function"));
     let (help, fix) = match (decorate, loop_) {
+        // The same function trains: only its validation part may go under `no_grad`.
+        _ if validates_after_step => (
+            "run the validation after the training step under `with torch.no_grad():`; `.eval()` alone does not \
+             disable autograd"
+                .to_string(),
+            None,
+        ),
         (Some(function), _) => {
             let name = function.child_by_field_name("name").map_or("", |n| checker.text(n));
             let help = format!("decorate `{name}` with `@torch.no_grad()`; `.eval()` alone does not disable autograd");
@@ -75,6 +84,88 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     if let Some(diagnostic) = checker.report_once(region.id(), call, Severity::Warning, message, help) {
         diagnostic.fix = fix;
     }
+}
+
+/// `greedy_decode(model, src)`, `self._run_batch(batch)`: a call of a function of this file
+/// that runs a network it is handed (or `self`'s): the forward pass happens there, with the
+/// grad mode of this call site.
+fn runs_network_through_helper<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
+    let facts = checker.facts;
+    let Some(helper) = facts.local_definition(call) else { return false };
+    let Some(function) = call.child_by_field_name("function") else { return false };
+    let is_method = function.kind() == "attribute";
+    let source = checker.source();
+    let handed_network = tree::positional_args(call).into_iter().any(|a| {
+        a.kind() == "identifier" && heuristics::is_model_name(tree::text(a, source))
+            || a.kind() == "attribute" && tree::last_name(a, source).is_some_and(heuristics::is_model_name)
+    });
+    (handed_network || is_method)
+        && tree::descendants(helper).any(|n| {
+            n.kind() == "call"
+                && tree::enclosing_function(n).is_some_and(|f| f.id() == helper.id())
+                && facts.is_forward_call(n)
+                && !facts.grad_disabled(n)
+        })
+}
+
+/// `model.train() ... loss.backward(); optimizer.step()` then `model.eval(); model(x)`: a
+/// function without a loop (full-batch training) that validates after its training step.
+fn validates_after_training<'t>(checker: &Checker<'_, 't>, function: Node<'t>, call: Node<'t>) -> bool {
+    let Some(eval_call) = last_eval_call(checker, call) else { return false };
+    let source = checker.source();
+    checker.facts.calls_named(TRAINING_CALLS, function).into_iter().all(|c| {
+        c.end_byte() <= eval_call.start_byte()
+            || tree::method_receiver(c).is_none_or(|r| tree::text(r, source).contains("env"))
+    })
+}
+
+/// Where the graph goes is up to the callers: the function hands the forward's output back
+/// (`return model(x, t)`, a sampler's noise prediction that guidance differentiates), or it
+/// is a callback passed to code elsewhere and never called here.
+fn callers_decide<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
+    let Some(function) = tree::enclosing_function(call).filter(|f| f.kind() == "function_definition") else {
+        return false;
+    };
+    let returned = tree::enclosing_loop(call).is_none()
+        && tree::ancestors_in_function(call).find(|a| a.kind() == "return_statement").is_some_and(|r| {
+            let mut value = call;
+            // `return model(x).float()`, `return model(x), state`
+            for parent in tree::ancestors_in_function(call) {
+                if parent.id() == r.id() {
+                    return true;
+                }
+                match parent.kind() {
+                    "expression_list" | "tuple" | "parenthesized_expression" => {}
+                    "attribute" if parent.child_by_field_name("object").is_some_and(|o| o.id() == value.id()) => {}
+                    "call"
+                        if parent.child_by_field_name("function").is_some_and(|f| {
+                            tree::last_name(f, checker.source()).is_some_and(|m| GRAPH_KEEPING_METHODS.contains(&m))
+                        }) => {}
+                    _ => return false,
+                }
+                value = parent;
+            }
+            false
+        });
+    returned || only_passed_as_callback(checker, function)
+}
+
+/// A function whose name is never called in this file, only handed to other code.
+fn only_passed_as_callback<'t>(checker: &Checker<'_, 't>, function: Node<'t>) -> bool {
+    let Some(name) = function.child_by_field_name("name") else { return false };
+    let uses: Vec<Node> = checker
+        .facts
+        .index()
+        .occurrences(checker.text(name))
+        .iter()
+        .copied()
+        .filter(|n| n.id() != name.id() && tree::is_name_reference(*n))
+        .collect();
+    // Passed as an argument (`run(eval_fn)`, `hook=eval_fn`) or returned by a factory.
+    !uses.is_empty()
+        && uses.iter().all(|u| {
+            u.parent().is_some_and(|p| matches!(p.kind(), "argument_list" | "keyword_argument" | "return_statement"))
+        })
 }
 
 /// `@torch.no_grad()` above the function (and its other decorators). Unsafe: code in it
@@ -152,14 +243,25 @@ fn network_name<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t str
     let source = checker.source();
     match tree::last_name(function, source)? {
         "forward" => tree::last_name(function.child_by_field_name("object")?, source),
-        name => Some(name),
+        name if heuristics::is_model_name(name) => Some(name),
+        // A helper handed the network: `greedy_decode(model, src)`.
+        _ => tree::positional_args(call)
+            .into_iter()
+            .filter_map(|a| tree::last_name(a, source))
+            .find(|a| heuristics::is_model_name(a)),
     }
 }
 
 /// The receiver of a `network.eval()` (or `network.train(False)`) made before `call` in
 /// the same body on the network `call` runs, and not undone by `network.train()`.
 fn after_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t str> {
-    let network = network_name(checker, call)?;
+    last_eval_call(checker, call).and_then(tree::method_receiver).map(|r| checker.text(r))
+}
+
+/// The `network.eval()` call that `after_eval_call` describes.
+fn last_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<Node<'t>> {
+    // A method helper (`self._run_batch(batch)`) runs whichever network `self` holds.
+    let network = network_name(checker, call);
     let body = tree::enclosing_body(call);
     let source = checker.source();
     let mut evaluated = None;
@@ -168,7 +270,7 @@ fn after_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t 
             continue;
         }
         let Some(receiver) = tree::method_receiver(mode_call) else { continue };
-        if tree::last_name(receiver, source) != Some(network) {
+        if network.is_some_and(|n| tree::last_name(receiver, source) != Some(n)) {
             continue;
         }
         let args = tree::positional_args(mode_call);
@@ -176,7 +278,7 @@ fn after_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t 
             Some("eval") => args.is_empty(),
             _ => args.first().is_some_and(|a| tree::text(*a, source) == "False"),
         };
-        evaluated = evaluating.then(|| tree::text(receiver, source));
+        evaluated = evaluating.then_some(mode_call);
     }
     evaluated
 }

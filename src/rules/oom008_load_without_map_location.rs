@@ -63,9 +63,9 @@ fn reads_back_its_own_bytes(source: &str, call: Node, target: Node) -> bool {
         // `BytesIO(response.content)`: bytes another machine sent, with its devices.
         Some(("call", file)) => {
             tree::callee_name(file, source).is_some_and(|name| IN_MEMORY.contains(&name))
-                && !tree::positional_args(file)
+                && tree::positional_args(file)
                     .first()
-                    .is_some_and(|bytes| tree::last_name(*bytes, source) == Some("content"))
+                    .is_none_or(|bytes| tree::last_name(*bytes, source) != Some("content"))
         }
         Some(("identifier", file)) => {
             let name = regex::escape(tree::text(file, source));

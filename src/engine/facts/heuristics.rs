@@ -168,9 +168,9 @@ const EVAL_WORDS: &[&str] = &[
     "valid",
     "test",
     "testing",
+    // `predict` the verb; `noise_prediction_fn`, `model_predictions` name what a network
+    // outputs, in training as much as in evaluation.
     "predict",
-    "prediction",
-    "predictions",
     "infer",
     "inference",
     "holdout",

@@ -219,6 +219,12 @@ impl<'t> Facts<'t> {
         self.returned_value(call, None, depth + 1).filter(|v| *v == Detached).unwrap_or(Unknown)
     }
 
+    /// `import model` ... `model = torch.load(f)`: the scope also binds the name to a value,
+    /// which a function reading the global sees once it runs.
+    fn rebound_by_value(&self, name: &str, scope: super::index::ScopeId) -> bool {
+        self.index().bindings(name).iter().any(|b| b.scope == scope && matches!(b.kind, BindingKind::Value(_)))
+    }
+
     /// What a call of a function defined in this file returns (`position`: one item of a
     /// returned tuple): `Some` only when every `return` of it agrees.
     fn returned_value(&self, call: Node<'t>, position: Option<usize>, depth: usize) -> Option<TensorValue> {
@@ -372,10 +378,10 @@ impl<'t> Facts<'t> {
                 let name = self.text(function);
                 heuristics::is_model_name(name)
                     && !name.starts_with(char::is_uppercase)
-                    && !self
-                        .index()
-                        .lookup(name, function)
-                        .is_some_and(|b| matches!(b.kind, BindingKind::Definition | BindingKind::Import))
+                    && !self.index().lookup(name, function).is_some_and(|b| {
+                        matches!(b.kind, BindingKind::Definition | BindingKind::Import)
+                            && !self.rebound_by_value(name, b.scope)
+                    })
             }
             "attribute" => {
                 let Some(name) = tree::last_name(function, self.source) else { return false };
