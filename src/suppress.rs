@@ -4,7 +4,8 @@
 //! - `# oomlint: ignore-file` on a comment line of its own silences the whole file.
 //!
 //! Only real comments count (found through the tree), never text inside a string. Each
-//! directive remembers which of its codes suppressed something, for OOM100.
+//! directive remembers which of its codes suppressed something, for the rules that judge
+//! the comments themselves (`Check::Suppressions`) in the engine's suppression stage.
 
 use crate::diagnostic::{Diagnostic, TextRange};
 use crate::source::LineIndex;
@@ -12,6 +13,18 @@ use regex::Regex;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 use tree_sitter::Node;
+
+/// What the engine knows about a rule code written in a suppression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodeStatus {
+    /// The rule ran on this file: if its code suppressed nothing, nothing was there.
+    Ran,
+    /// A rule of ours that did not run here (disabled by configuration or selection):
+    /// whether its suppression is needed cannot be told.
+    NotRun,
+    /// No rule has this code.
+    Unknown,
+}
 
 /// How a directive is spelled: ours, or the `noqa` other linters share.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,12 +22,12 @@ fn test_rule(query: &'static str) -> &'static Rule {
         default_severity: Severity::Info,
         preview: false,
         summary: "",
-        cost: oomlint::measure::Cost::Evidence(oomlint::measure::Evidence::GradientDifference),
+        cost: oomlint::rules::Cost::Evidence(oomlint::rules::Evidence::GradientDifference),
         fix_title: "",
         docs: "",
         query,
         could_match: |_| true,
-        check: report_capture,
+        check: oomlint::rules::Check::Query(report_capture),
     }))
 }
 

@@ -17,7 +17,7 @@ use std::path::Path;
 /// Only `rule` enabled; OOM100 judges the other rules' findings, so with it all run.
 fn only(rule: &Rule) -> RuleSettings {
     RuleSettings {
-        enabled: RULES.iter().map(|r| r.code == rule.code || !rule.has_fixtures()).collect(),
+        enabled: RULES.iter().map(|r| r.code == rule.code || rule.reads_suppressions()).collect(),
         ..RuleSettings::default()
     }
 }
@@ -87,12 +87,12 @@ fn a_fix_that_breaks_the_syntax_is_dropped() {
         default_severity: Severity::Info,
         preview: false,
         summary: "",
-        cost: oomlint::measure::Cost::Evidence(oomlint::measure::Evidence::GradientDifference),
+        cost: oomlint::rules::Cost::Evidence(oomlint::rules::Evidence::GradientDifference),
         fix_title: "",
         docs: "",
         query: "((identifier) @x (#eq? @x \"victim\"))",
         could_match: |_| true,
-        check: broken_fix,
+        check: oomlint::rules::Check::Query(broken_fix),
     };
     let engine = Engine::compile(&[&RULE]).unwrap();
     let settings = RuleSettings { enabled: vec![true], ..RuleSettings::default() };

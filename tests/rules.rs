@@ -9,10 +9,22 @@ use oomlint::engine::Engine;
 use oomlint::render::{self, LintedFile, OutputFormat};
 use oomlint::rules::RULES;
 
+/// A rule is its files under its `<code>-<slug>` name plus one registry line: each file
+/// exists under that name (the query and docs compiled into the rule are those files),
+/// and no file in those folders is left over from a rule that is not registered.
 #[test]
 fn every_rule_is_complete() {
+    let stems: Vec<String> = RULES.iter().map(|r| rule_dir(r)).collect();
     for rule in RULES {
+        let stem = rule_dir(rule);
         Engine::compile(&[*rule]).unwrap_or_else(|e| panic!("{e}"));
+        let read = |path: std::path::PathBuf| {
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {}: {e}", rule.code, path.display()))
+        };
+        assert_eq!(rule.query, read(repo().join("queries").join(format!("{stem}.scm"))), "{}: query", rule.code);
+        assert_eq!(rule.docs, read(repo().join("docs/rules").join(format!("{stem}.md"))), "{}: docs", rule.code);
+        let module = format!("src/rules/{}_{}.rs", rule.code.to_lowercase(), rule.slug.replace('-', "_"));
+        assert!(repo().join(&module).is_file(), "{}: no {module}", rule.code);
         for section in [
             "## What it does",
             "## Why is this bad?",
@@ -25,13 +37,14 @@ fn every_rule_is_complete() {
         }
         assert!(rule.docs.starts_with(&format!("# {} {}", rule.code, rule.slug)), "{}: docs title", rule.code);
         assert!(!rule.summary.is_empty() && !rule.fix_title.is_empty(), "{}", rule.code);
-        let fixtures = repo().join("fixtures").join(rule_dir(rule));
+        let fixtures = repo().join("fixtures").join(&stem);
         for script in ["bad.py", "good.py"].into_iter().filter(|_| rule.has_fixtures()) {
-            assert!(fixtures.join(script).is_file(), "{}: missing fixtures/{}/{script}", rule.code, rule_dir(rule));
+            assert!(fixtures.join(script).is_file(), "{}: missing fixtures/{stem}/{script}", rule.code);
         }
-        let cases = repo().join("tests/cases").join(rule_dir(rule));
+        assert_eq!(fixtures.is_dir(), rule.has_fixtures(), "{}: fixtures/{stem} and its cost disagree", rule.code);
+        let cases = repo().join("tests/cases").join(&stem);
         let flagged = python_files(&cases.join("flagged"));
-        assert!(flagged.len() >= 4, "{}: too few flagged cases", rule.code);
+        assert!(flagged.len() >= 4, "{}: too few flagged cases in tests/cases/{stem}", rule.code);
         assert!(python_files(&cases.join("silent")).len() >= 4, "{}: too few near misses", rule.code);
         for case in flagged {
             let snapshot =
@@ -39,10 +52,53 @@ fn every_rule_is_complete() {
             assert!(snapshot.is_file(), "{}: no snapshot {}", rule.code, snapshot.display());
         }
     }
+    // Nothing named like a rule that is not one (a rule renamed or removed in part).
+    for (folder, suffix) in [("queries", ".scm"), ("docs/rules", ".md"), ("fixtures", ""), ("tests/cases", "")] {
+        for entry in std::fs::read_dir(repo().join(folder)).unwrap() {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            let Some(stem) = name.strip_suffix(suffix).filter(|stem| stem.starts_with("OOM")) else { continue };
+            assert!(stems.iter().any(|s| s == stem), "{folder}/{name} belongs to no registered rule");
+        }
+    }
     let codes: Vec<&str> = RULES.iter().map(|r| r.code).collect();
     let mut unique = codes.clone();
+    unique.sort();
     unique.dedup();
     assert_eq!(codes, unique, "rule codes are unique and in order");
+}
+
+/// Rules declare their cost; `measure` runs and quotes it: `rules` never reaches into
+/// `measure`, and nothing outside `rules` calls a single rule's module.
+#[test]
+fn rules_do_not_depend_on_measure_and_no_one_calls_a_rule_module() {
+    fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()) {
+            if entry.is_dir() {
+                sources(&entry, out);
+            } else if entry.extension().is_some_and(|e| e == "rs") {
+                out.push(entry);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    sources(&repo().join("src"), &mut files);
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let relative = file.strip_prefix(repo()).unwrap().display().to_string();
+        if relative.starts_with("src/rules/") {
+            assert!(!text.contains("crate::measure"), "{relative} uses `measure`: a rule declares its cost only");
+        } else {
+            assert!(!text.contains("rules::oom"), "{relative} calls a rule's module: go through `Rule`");
+        }
+    }
+}
+
+/// The README's table of rules is the one the registry derives.
+#[test]
+fn the_readme_lists_every_rule_as_the_registry_says() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let table = oomlint::rules::markdown_table();
+    assert!(readme.contains(&table), "README.md's table of rules is not the registry's; it should read:\n\n{table}");
 }
 
 fn snapshot_name(code: &str, case: &std::path::Path) -> String {
@@ -53,8 +109,8 @@ fn snapshot_name(code: &str, case: &std::path::Path) -> String {
 /// behaviour that is its cost), and its docs quote the same figures.
 #[test]
 fn every_rule_has_measured_evidence_quoted_in_its_docs() {
-    use oomlint::measure::Cost;
     use oomlint::measure::cost::{COMPILED, best_pair, cost_section, quote};
+    use oomlint::rules::Cost;
     for rule in RULES {
         let quoted = quote(rule, &COMPILED).unwrap_or_else(|why| panic!("{}: {why}", rule.code));
         if let Cost::Housekeeping { why } = rule.cost {
@@ -62,7 +118,7 @@ fn every_rule_has_measured_evidence_quoted_in_its_docs() {
         } else {
             assert!(quoted.contains("(measured: "), "{}: {quoted}", rule.code);
         }
-        if let Cost::Memory { figure, .. } = rule.cost {
+        if let Some((figure, _, _)) = rule.cost.memory() {
             let (bad, good) = best_pair(rule.code, &COMPILED).unwrap();
             // The anti-pattern must cost something real: a quarter more than the fixed
             // figure, and at least 1 MiB.

@@ -3,13 +3,13 @@
 
 use super::{EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, ListFormat};
 use crate::fix::write::write_atomically;
-use crate::measure::cost::{self, Cost, with_cost_section};
+use crate::measure::cost::{self, with_cost_section};
 use crate::measure::device::{self, DeviceFacts};
 use crate::measure::measurements::{self, Figures, Measurements, ReferenceRecord, RunRecord, Variant};
 use crate::measure::plan::{self, GPU_WORKSPACE_MIB, Job, Subject};
 use crate::measure::process::{RunError, Runner};
 use crate::measure::{Backend, MIB, format_mib, python, run_jobs};
-use crate::rules::{self, RULES, Rule};
+use crate::rules::{self, Cost, RULES, Rule};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -295,9 +295,7 @@ fn rules_report(selected: &[&'static Rule], measured: &Measured, format: ListFor
         match (&quote, rule.cost) {
             (Ok(quote), _) => text.push_str(&format!("  cost: {quote}\n")),
             (Err(why), Cost::Evidence(_)) if complete => text.push_str(&format!("  evidence not shown: {why}\n")),
-            (Err(why), Cost::Memory { .. } | Cost::Housekeeping { .. }) if complete => {
-                text.push_str(&format!("  cost not shown: {why}\n"))
-            }
+            (Err(why), _) if complete => text.push_str(&format!("  cost not shown: {why}\n")),
             _ => {}
         }
         if let Some(row) = rows.iter_mut().rev().find(|r| r["rule"] == rule.code && r["variant"] == "bad") {

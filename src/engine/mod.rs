@@ -1,6 +1,7 @@
 //! The engine: parse a file once, run every enabled rule's query in one pass over the
-//! tree, hand matches to the rules' host code, then apply severity overrides and
-//! suppression comments. Every front end lints through `Engine::lint`.
+//! tree, hand matches to the rules' host code, then the suppression stage (comments drop
+//! the findings they name; rules that judge the comments report), then severity
+//! overrides. Every front end lints through `crate::lint`, which calls `Engine::lint`.
 
 pub mod checker;
 pub mod facts;
@@ -9,9 +10,8 @@ pub mod syntax;
 pub mod tree;
 
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::rules::oom100_unused_suppression::{self as unused_suppression, CodeStatus};
-use crate::rules::{RULES, Rule};
-use crate::suppress::Suppressions;
+use crate::rules::{Check, RULES, Rule};
+use crate::suppress::{CodeStatus, Suppressions};
 use checker::{Checker, Match};
 use facts::Facts;
 use predicates::HostPredicate;
@@ -115,6 +115,33 @@ impl Engine {
         }
     }
 
+    /// Suppression comments drop the findings they name; then the rules that judge the
+    /// comments themselves report on which suppressed something. Their findings are not
+    /// filtered again: a bare `# oomlint: ignore` would hide the finding that it
+    /// suppresses nothing.
+    fn suppression_stage(
+        &self,
+        source: &str,
+        root: tree_sitter::Node,
+        active: &[bool],
+        enabled: &[bool],
+        diagnostics: &mut Vec<Diagnostic>,
+    ) {
+        let mut suppressions = Suppressions::parse(source, root);
+        suppressions.filter(diagnostics);
+        let status = |code: &str| self.code_status(code, enabled);
+        let mut reported = false;
+        for (rule, _) in self.rules.iter().zip(active).filter(|(_, active)| **active) {
+            if let Check::Suppressions(review) = rule.check {
+                diagnostics.extend(review(source, &suppressions, &status));
+                reported = true;
+            }
+        }
+        if reported {
+            diagnostics.sort_by_key(|d| (d.range.start, d.code, d.range.end));
+        }
+    }
+
     /// Lint one file's text. `path` is used for file-name heuristics and is not read.
     pub fn lint(&self, source: &str, path: &Path, settings: &RuleSettings) -> FileReport {
         self.lint_parsed(source, None, path, settings)
@@ -186,23 +213,13 @@ impl Engine {
                 captures: found.captures().iter().map(|c| (c.index, c.node)).collect(),
             };
             let rule = self.rules[rule_index];
+            let Check::Query(check) = rule.check else { continue };
             let mut checker = Checker { facts: &facts, rule, diagnostics: &mut diagnostics, reported: &mut reported };
-            (rule.check)(&mut checker, &captured);
+            check(&mut checker, &captured);
         }
         diagnostics.sort_by_key(|d| (d.range.start, d.code, d.range.end));
         diagnostics.dedup_by(|a, b| a.code == b.code && a.range == b.range);
-        let mut suppressions = Suppressions::parse(source, root);
-        suppressions.filter(&mut diagnostics);
-        if let Some(at) = self.rules.iter().position(|r| r.code == unused_suppression::RULE.code)
-            && active[at]
-        {
-            // Its findings are not filtered again: a bare `# oomlint: ignore` would hide
-            // the finding that it suppresses nothing.
-            diagnostics.extend(unused_suppression::report(source, &suppressions, |code| {
-                self.code_status(code, &settings.enabled)
-            }));
-            diagnostics.sort_by_key(|d| (d.range.start, d.code, d.range.end));
-        }
+        self.suppression_stage(source, root, &active, &settings.enabled, &mut diagnostics);
         if let Some(range) = range {
             diagnostics.retain(|d| range.start <= d.range.start && d.range.end <= range.end);
         }

@@ -1,35 +1,11 @@
-//! What a rule costs, as each rule declares it (which figure of which run to quote) and
-//! as it is quoted from the measurements.
+//! A rule's cost as quoted from the measurements: the figures its declared [`Cost`]
+//! names, from the best run there is, or the behaviour its evidence shows; and the docs'
+//! "Measured cost" section rewritten to say so.
 
 use super::measurements::{Figures, Measurements, RunRecord, Variant};
 use super::{Backend, format_mib};
-use crate::rules::Rule;
+use crate::rules::{Cost, Evidence, Figure, Rule};
 use std::sync::LazyLock;
-
-/// How a rule's cost is shown: part of each rule's metadata.
-#[derive(Debug, Clone, Copy)]
-pub enum Cost {
-    /// Memory: one figure of `bad.py` against the same figure of `good.py`, quoted as
-    /// "{bad figure} {bad} vs {good figure} {good}".
-    Memory { figure: Figure, bad: &'static str, good: &'static str },
-    /// No memory cost: a behaviour a real run shows.
-    Evidence(Evidence),
-    /// A rule about the linter's own comments: nothing to run, `why` says what it saves.
-    Housekeeping { why: &'static str },
-}
-
-/// Which memory figure of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Figure {
-    /// The most memory live at once.
-    Peak,
-    /// Live when the script's `main()` returns.
-    End,
-    /// Live at the end less live when the first batch was drawn.
-    Growth,
-    /// How much more is live at each batch than at the one before (from the second on).
-    PerStep,
-}
 
 impl Figure {
     pub fn bytes(self, figures: &Figures) -> f64 {
@@ -42,21 +18,11 @@ impl Figure {
     }
 }
 
-/// Behaviour that shows a rule's cost when it is not memory. Read from real runs (never
-/// the fake backend, whose values are placeholders).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Evidence {
-    /// `bad.py` emits warnings of this category (`what` says what does), `good.py` none,
-    /// and both print the same output.
-    Warning { category: &'static str, what: &'static str },
-    /// `bad.py` prints a non-zero "max gradient difference", `good.py` zero.
-    GradientDifference,
-}
-
 impl Evidence {
     /// What the pair shows, or why it does not show the rule's evidence.
     pub fn verdict(self, bad: &Figures, good: &Figures) -> Result<String, String> {
         match self {
+            Evidence::Deprecation { what } => Evidence::Warning { category: "FutureWarning", what }.verdict(bad, good),
             Evidence::Warning { category, what } => {
                 let warning = bad
                     .warnings
@@ -112,9 +78,11 @@ fn first_sentence(message: &str) -> &str {
 pub static COMPILED: LazyLock<Measurements> =
     LazyLock::new(|| Measurements::parse(include_str!("../../fixtures/measurements.json")).unwrap_or_default());
 
-/// The rule's cost quoted from the compiled measurements.
-pub fn measured_cost(rule: &Rule) -> String {
-    quote(rule, &COMPILED).unwrap_or_else(|why| format!("not measured yet ({why})"))
+impl Rule {
+    /// The cost as measured, quoted by diagnostics, hovers and docs.
+    pub fn measured_cost(&self) -> String {
+        quote(self, &COMPILED).unwrap_or_else(|why| format!("not measured yet ({why})"))
+    }
 }
 
 /// The rule's cost as quoted in diagnostics, hovers and docs: the figures of the best
@@ -125,14 +93,16 @@ pub fn quote(rule: &Rule, measurements: &Measurements) -> Result<String, String>
         return Ok(format!("no memory cost of its own: {why}"));
     }
     let (bad, good) = best_pair(rule.code, measurements)?;
-    let claim = match rule.cost {
-        Cost::Memory { figure, bad: bad_words, good: good_words } => format!(
+    let claim = match (rule.cost.memory(), rule.cost) {
+        (Some((figure, bad_words, good_words)), _) => format!(
             "{} {bad_words} vs {} {good_words}",
             format_mib(figure.bytes(&bad.figures)),
             format_mib(figure.bytes(&good.figures))
         ),
-        Cost::Evidence(evidence) => format!("no memory cost: {}", evidence.verdict(&bad.figures, &good.figures)?),
-        Cost::Housekeeping { .. } => unreachable!("answered above"),
+        (None, Cost::Evidence(evidence)) => {
+            format!("no memory cost: {}", evidence.verdict(&bad.figures, &good.figures)?)
+        }
+        (None, _) => return Err(format!("{}: no figure or evidence to quote", rule.code)),
     };
     Ok(format!("{claim} (measured: {})", provenance(bad)))
 }

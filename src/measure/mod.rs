@@ -5,9 +5,10 @@
 //!   one record of what it cost; `process` starts it and reads the record back.
 //! - `python` finds the interpreter and checks that PyTorch (and CUDA) is there.
 //! - `device` asks the NVIDIA driver (loaded at run time) what GPU the figures came from.
-//! - `plan` lists the runs: per rule, from its [`Cost`], and the reference table.
+//! - `plan` lists the runs: per rule, from the [`Cost`](crate::rules::Cost) it declares,
+//!   and the reference table.
 //! - `measurements` is the checked-in record of every run, compiled into the binary;
-//!   `cost` quotes a rule's cost from it.
+//!   `cost` quotes a rule's cost from it and rewrites the docs' "Measured cost" section.
 
 pub mod cost;
 pub mod device;
@@ -15,8 +16,6 @@ pub mod measurements;
 pub mod plan;
 pub mod process;
 pub mod python;
-
-pub use cost::{Cost, Evidence, Figure};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -1,8 +1,8 @@
 //! What `oomlint measure` runs: each rule's bad/good fixtures, and the reference table.
 
+use super::Backend;
 use super::measurements::Variant;
-use super::{Backend, Cost, Figure};
-use crate::rules::Rule;
+use crate::rules::{Cost, Figure, Rule};
 
 /// One script run.
 #[derive(Clone)]
@@ -20,19 +20,16 @@ pub enum Subject {
     Reference(&'static ReferenceRow),
 }
 
-/// Rules whose cost is where memory lands (the GPU, not the host): off a GPU their
-/// fixtures run on the fake backend with a CUDA device emulated by fake tensors, and
-/// only what that device would hold is counted.
-const DEVICE_PLACEMENT: &[&str] = &["OOM008"];
-
 /// Each rule's pair. Memory costs run on the chosen backend at the fixtures' own
-/// settings; evidence needs real values, so off a GPU it runs on the CPU backend with
-/// small images (the behaviour does not depend on the size).
+/// settings; a cost about where memory lands (`Cost::DeviceMemory`) runs off a GPU on the
+/// fake backend with a CUDA device emulated by fake tensors, counting only what that
+/// device would hold; evidence needs real values, so off a GPU it runs on the CPU backend
+/// with small images (the behaviour does not depend on the size).
 pub fn rule_jobs(rules: &[&'static Rule], backend: Backend) -> Vec<Job> {
     let mut jobs = Vec::new();
     for &rule in rules.iter().filter(|r| r.has_fixtures()) {
         let (backend, args) = match (rule.cost, backend) {
-            (_, Backend::Fake | Backend::Cpu) if DEVICE_PLACEMENT.contains(&rule.code) => {
+            (Cost::DeviceMemory { .. }, Backend::Fake | Backend::Cpu) => {
                 (Backend::Fake, vec!["--device".into(), "cuda".into()])
             }
             (Cost::Evidence(_), Backend::Fake | Backend::Cpu) => {

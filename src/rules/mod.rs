@@ -1,21 +1,37 @@
-//! The rule registry. A rule is its query (`queries/<code>-<slug>.scm`), its metadata
-//! and docs (`docs/rules/<code>-<slug>.md`), and a `check` function holding only what the
-//! query cannot say.
+//! The rule registry. A rule is its own files, all named `<code>-<slug>`: its query
+//! (`queries/`), its docs (`docs/rules/`), its runnable bad/good fixtures (`fixtures/`),
+//! its test cases (`tests/cases/`), and its module here with the metadata and a `check`
+//! holding only what the query cannot say. Adding one takes those files and one line in
+//! `registry!` below; `tests/rules.rs` fails when a rule lacks any of them.
 
-mod oom001_loss_tensor_kept;
-mod oom002_eval_without_no_grad;
-mod oom003_deprecated_cuda_amp;
-mod oom004_checkpoint_late_binding;
-mod oom005_checkpoint_reentrant_default;
-mod oom007_retain_graph_in_loop;
-mod oom008_load_without_map_location;
-mod oom010_retry_inside_except;
-mod oom011_hidden_state_not_detached;
-pub mod oom100_unused_suppression;
+pub mod cost;
 
-use crate::diagnostic::Severity;
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::engine::checker::{Checker, Match};
-use crate::measure::Cost;
+use crate::suppress::{CodeStatus, Suppressions};
+pub use cost::{Cost, Evidence, Figure};
+
+/// One line per rule: its module, which holds `pub static RULE: Rule`. `RULES` lists them
+/// in this order.
+macro_rules! registry {
+    ($($module:ident,)*) => {
+        $(mod $module;)*
+        pub static RULES: &[&Rule] = &[$(&$module::RULE),*];
+    };
+}
+
+registry! {
+    oom001_loss_tensor_kept,
+    oom002_eval_without_no_grad,
+    oom003_deprecated_cuda_amp,
+    oom004_checkpoint_late_binding,
+    oom005_checkpoint_reentrant_default,
+    oom007_retain_graph_in_loop,
+    oom008_load_without_map_location,
+    oom010_retry_inside_except,
+    oom011_hidden_state_not_detached,
+    oom100_unused_suppression,
+}
 
 pub struct Rule {
     /// Public, stable identifier (`OOM001`).
@@ -29,8 +45,8 @@ pub struct Rule {
     pub preview: bool,
     /// One line: what it finds.
     pub summary: &'static str,
-    /// How the cost is measured and quoted (`crate::measure::cost`); the figures come
-    /// from `fixtures/measurements.json`.
+    /// What the cost is and how its fixtures show it; `oomlint measure` runs them and the
+    /// figures recorded in `fixtures/measurements.json` are quoted.
     pub cost: Cost,
     /// One line: how to fix a finding.
     pub fix_title: &'static str,
@@ -41,31 +57,39 @@ pub struct Rule {
     /// A cheap text test: `false` proves the rule cannot match the file, so files no
     /// enabled rule could match skip the parse.
     pub could_match: fn(&str) -> bool,
-    pub check: for<'t> fn(&mut Checker<'_, 't>, &Match<'_, 't>),
+    pub check: Check,
 }
 
-pub static RULES: &[&Rule] = &[
-    &oom001_loss_tensor_kept::RULE,
-    &oom002_eval_without_no_grad::RULE,
-    &oom003_deprecated_cuda_amp::RULE,
-    &oom004_checkpoint_late_binding::RULE,
-    &oom005_checkpoint_reentrant_default::RULE,
-    &oom007_retain_graph_in_loop::RULE,
-    &oom008_load_without_map_location::RULE,
-    &oom010_retry_inside_except::RULE,
-    &oom011_hidden_state_not_detached::RULE,
-    &oom100_unused_suppression::RULE,
-];
+/// When a rule's host code runs.
+#[derive(Clone, Copy)]
+pub enum Check {
+    /// With each match of the rule's query.
+    Query(for<'t> fn(&mut Checker<'_, 't>, &Match<'_, 't>)),
+    /// Once per file, in the engine's suppression stage: after the other rules' findings
+    /// met the suppression comments, with which comments and codes suppressed something
+    /// and whether the rule each code names ran. Its findings are not suppressed again.
+    Suppressions(SuppressionCheck),
+}
+
+/// A suppression-stage check: the file's text, its suppression comments (marked with
+/// what they suppressed), and what the engine knows about each rule code.
+pub type SuppressionCheck = fn(&str, &Suppressions, &dyn Fn(&str) -> CodeStatus) -> Vec<Diagnostic>;
 
 impl Rule {
-    /// The cost as measured, quoted by diagnostics, hovers and docs.
-    pub fn measured_cost(&self) -> String {
-        crate::measure::cost::measured_cost(self)
-    }
-
     /// Whether the rule has runnable bad/good fixtures (every rule whose cost is run).
     pub fn has_fixtures(&self) -> bool {
         !matches!(self.cost, Cost::Housekeeping { .. })
+    }
+
+    /// Whether the rule judges the suppression comments, so it needs the other rules'
+    /// findings to say anything.
+    pub fn reads_suppressions(&self) -> bool {
+        matches!(self.check, Check::Suppressions(_))
+    }
+
+    /// Whether its findings are uses of a deprecated API (editors strike them through).
+    pub fn flags_deprecated_api(&self) -> bool {
+        matches!(self.cost, Cost::Evidence(Evidence::Deprecation { .. }))
     }
 
     /// The first paragraph of a docs section (`## What it does`).
@@ -78,6 +102,25 @@ impl Rule {
 /// A rule by code (`OOM001`, any case) or slug (`loss-tensor-kept`).
 pub fn find(name: &str) -> Option<&'static Rule> {
     RULES.iter().copied().find(|r| r.code.eq_ignore_ascii_case(name) || r.slug == name)
+}
+
+/// The README's table of rules, derived from the registry (a test keeps the README's
+/// copy equal to it).
+pub fn markdown_table() -> String {
+    let mut table = String::from("| code | name | default | what it finds |\n|---|---|---|---|\n");
+    for rule in RULES {
+        let stem = format!("{}-{}", rule.code, rule.slug);
+        let default = if rule.preview {
+            format!("preview: {}", rule.default_severity)
+        } else {
+            rule.default_severity.to_string()
+        };
+        table.push_str(&format!(
+            "| [{}](docs/rules/{stem}.md) | {} | {default} | {} |\n",
+            rule.code, rule.slug, rule.summary
+        ));
+    }
+    table
 }
 
 /// Include a rule's query and docs by its file stem, so each lives under one name.

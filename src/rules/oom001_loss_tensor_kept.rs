@@ -1,6 +1,6 @@
 //! OOM001 loss-tensor-kept: a graph-attached tensor stored beyond its step.
 
-use super::{Rule, rule_files};
+use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::heuristics;
@@ -8,7 +8,6 @@ use crate::engine::facts::index::{BindingKind, target_names};
 use crate::engine::facts::tensors::{GRAPH_KEEPING_METHODS, TensorValue};
 use crate::engine::tree;
 use crate::fix::{Applicability, Edit, Fix};
-use crate::measure::{Cost, Figure};
 use tree_sitter::Node;
 
 const FILES: (&str, &str) = rule_files!("OOM001-loss-tensor-kept");
@@ -28,7 +27,7 @@ pub static RULE: Rule = Rule {
     docs: FILES.1,
     query: FILES.0,
     could_match: heuristics::mentions_graph_source,
-    check,
+    check: Check::Query(check),
 };
 
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {

@@ -1,13 +1,12 @@
 //! OOM002 eval-without-no-grad: a forward pass in evaluation code with autograd on.
 
-use super::{Rule, rule_files};
+use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::heuristics;
 use crate::engine::facts::tensors::GRAPH_KEEPING_METHODS;
 use crate::engine::tree;
 use crate::fix::{Applicability, Edit, Fix, edits};
-use crate::measure::{Cost, Figure};
 use tree_sitter::Node;
 
 const FILES: (&str, &str) = rule_files!("OOM002-eval-without-no-grad");
@@ -27,7 +26,7 @@ pub static RULE: Rule = Rule {
     docs: FILES.1,
     query: FILES.0,
     could_match: |source| heuristics::mentions_forward_call(source) && heuristics::mentions_evaluation(source),
-    check,
+    check: Check::Query(check),
 };
 
 /// Calls that mark code as training, not evaluation.

@@ -1,12 +1,11 @@
 //! OOM003 deprecated-cuda-amp: `torch.cuda.amp.*` and `torch.cpu.amp.*`.
 
-use super::{Rule, rule_files};
+use super::{Check, Cost, Evidence, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::diagnostic::TextRange;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::tree;
 use crate::fix::{Edit, Fix, edits};
-use crate::measure::{Cost, Evidence};
 use regex::Regex;
 use std::sync::OnceLock;
 use tree_sitter::Node;
@@ -19,13 +18,13 @@ pub static RULE: Rule = Rule {
     default_severity: Severity::Warning,
     preview: false,
     summary: "`torch.cuda.amp` / `torch.cpu.amp` APIs are deprecated in favour of `torch.amp`",
-    cost: Cost::Evidence(Evidence::Warning { category: "FutureWarning", what: "the deprecated spelling" }),
+    cost: Cost::Evidence(Evidence::Deprecation { what: "the deprecated spelling" }),
     fix_title: "Use `torch.amp.autocast(\"cuda\", ...)` / `torch.amp.GradScaler(\"cuda\", ...)`",
     docs: FILES.1,
     query: FILES.0,
     // Every spelling of these modules writes `amp` as a word of its own.
     could_match: mentions_amp,
-    check,
+    check: Check::Query(check),
 };
 
 /// Deprecated path → (device, its replacement).

@@ -1,12 +1,11 @@
 //! OOM004 checkpoint-late-binding: a checkpointed closure that captures a loop variable.
 
-use super::{Rule, rule_files};
+use super::{Check, Cost, Evidence, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::index::{BindingKind, target_names};
 use crate::engine::tree;
 use crate::fix::{Edit, Fix};
-use crate::measure::{Cost, Evidence};
 use std::collections::BTreeSet;
 use tree_sitter::Node;
 
@@ -23,7 +22,7 @@ pub static RULE: Rule = Rule {
     docs: FILES.1,
     query: FILES.0,
     could_match: |source| source.contains("checkpoint"),
-    check,
+    check: Check::Query(check),
 };
 
 const CHECKPOINT: &str = "torch.utils.checkpoint.checkpoint";

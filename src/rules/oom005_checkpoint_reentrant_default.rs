@@ -1,13 +1,12 @@
 //! OOM005 checkpoint-reentrant-default: `torch.utils.checkpoint` called without an
 //! explicit `use_reentrant=`.
 
-use super::{Rule, rule_files};
+use super::{Check, Cost, Evidence, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::tree;
 use crate::fix::edits::append_argument;
 use crate::fix::{Applicability, Fix};
-use crate::measure::{Cost, Evidence};
 
 const FILES: (&str, &str) = rule_files!("OOM005-checkpoint-reentrant-default");
 
@@ -22,7 +21,7 @@ pub static RULE: Rule = Rule {
     docs: FILES.1,
     query: FILES.0,
     could_match: could_call_checkpoint,
-    check,
+    check: Check::Query(check),
 };
 
 /// A call spelled `checkpoint(` / `checkpoint_sequential(` in a file that names torch (it

@@ -1,12 +1,11 @@
 //! OOM007 retain-graph-in-loop: `backward(retain_graph=True)` in a loop with no later
 //! backward through the same graph in that iteration.
 
-use super::{Rule, rule_files};
+use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::{Severity, TextRange};
 use crate::engine::checker::{Checker, Match};
 use crate::engine::tree;
 use crate::fix::{Applicability, Edit, Fix};
-use crate::measure::{Cost, Figure};
 use tree_sitter::Node;
 
 const FILES: (&str, &str) = rule_files!("OOM007-retain-graph-in-loop");
@@ -26,7 +25,7 @@ pub static RULE: Rule = Rule {
     docs: FILES.1,
     query: FILES.0,
     could_match: |source| source.contains("retain_graph"),
-    check,
+    check: Check::Query(check),
 };
 
 const AUTOGRAD_FUNCTIONS: [&str; 2] = ["torch.autograd.backward", "torch.autograd.grad"];

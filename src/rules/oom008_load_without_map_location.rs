@@ -1,13 +1,12 @@
 //! OOM008 load-without-map-location: `torch.load` without `map_location`, so every
 //! tensor comes back on the device that saved it.
 
-use super::{Rule, rule_files};
+use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::tree;
 use crate::fix::edits::{append_argument, string_literal};
 use crate::fix::{Applicability, Fix};
-use crate::measure::{Cost, Figure};
 use tree_sitter::Node;
 
 const FILES: (&str, &str) = rule_files!("OOM008-load-without-map-location");
@@ -18,7 +17,7 @@ pub static RULE: Rule = Rule {
     default_severity: Severity::Warning,
     preview: true,
     summary: "`torch.load` without `map_location`: tensors come back on the device that saved them",
-    cost: Cost::Memory {
+    cost: Cost::DeviceMemory {
         figure: Figure::End,
         bad: "live on the GPU after resuming, the checkpoint's own copy of the weights still there,",
         good: "with `map_location=\"cpu\"`",
@@ -27,7 +26,7 @@ pub static RULE: Rule = Rule {
     docs: FILES.1,
     query: FILES.0,
     could_match: could_call_torch_load,
-    check,
+    check: Check::Query(check),
 };
 
 /// `torch.load(` spelled out, `load` imported from torch, or `T.load(` after

@@ -1,11 +1,10 @@
 //! OOM010 retry-inside-except: recovering from an out-of-memory error by running the
 //! model again inside the `except` block.
 
-use super::{Rule, rule_files};
+use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::tree;
-use crate::measure::{Cost, Figure};
 use tree_sitter::Node;
 
 const FILES: (&str, &str) = rule_files!("OOM010-retry-inside-except");
@@ -27,7 +26,7 @@ pub static RULE: Rule = Rule {
     could_match: |source| {
         source.contains("except") && (source.contains("OutOfMemory") || source.contains("out of memory"))
     },
-    check,
+    check: Check::Query(check),
 };
 
 const OOM_ERRORS: [&str; 2] = ["torch.OutOfMemoryError", "torch.cuda.OutOfMemoryError"];

@@ -1,13 +1,12 @@
 //! OOM011 hidden-state-not-detached: a recurrent state carried from one batch to the next
 //! without `.detach()`.
 
-use super::{Rule, rule_files};
+use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::heuristics;
 use crate::engine::facts::index::target_names;
 use crate::engine::tree;
-use crate::measure::{Cost, Figure};
 use tree_sitter::Node;
 
 const FILES: (&str, &str) = rule_files!("OOM011-hidden-state-not-detached");
@@ -29,7 +28,7 @@ pub static RULE: Rule = Rule {
     could_match: |source| {
         source.contains("backward") && (heuristics::mentions_forward_call(source) || mentions_recurrent_call(source))
     },
-    check,
+    check: Check::Query(check),
 };
 
 /// Words of a name that runs a recurrent network (`self.rnn`, `lstm_cell`, `gru`).

@@ -1,13 +1,11 @@
 //! OOM100 unused-suppression: a suppression comment, or a code in one, that suppressed
-//! nothing. It has no query: the engine calls `report` once the other rules have run and
-//! their findings have met the file's suppression comments.
+//! nothing. It has no query: it runs in the engine's suppression stage, once the other
+//! rules' findings have met the file's suppression comments.
 
-use super::{Rule, rule_files};
+use super::{Check, Cost, Rule, rule_files};
 use crate::diagnostic::{Diagnostic, Severity, TextRange};
-use crate::engine::checker::{Checker, Match};
 use crate::fix::{Edit, Fix};
-use crate::measure::Cost;
-use crate::suppress::{Directive, Spelling, Suppressions};
+use crate::suppress::{CodeStatus, Directive, Spelling, Suppressions};
 use std::collections::HashSet;
 
 const FILES: (&str, &str) = rule_files!("OOM100-unused-suppression");
@@ -25,7 +23,7 @@ pub static RULE: Rule = Rule {
     docs: FILES.1,
     query: FILES.0,
     could_match: could_report,
-    check,
+    check: Check::Suppressions(report),
 };
 
 /// Only our own directive or a `noqa` naming an `OOM` code can be reported; files with
@@ -39,23 +37,8 @@ fn could_report(source: &str) -> bool {
                 .is_match(source))
 }
 
-/// Never called: the query is empty.
-fn check<'t>(_: &mut Checker<'_, 't>, _: &Match<'_, 't>) {}
-
-/// What the engine knows about a rule code written in a suppression.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CodeStatus {
-    /// The rule ran on this file: if its code suppressed nothing, nothing was there.
-    Ran,
-    /// A rule of ours that did not run here (disabled by configuration or selection):
-    /// whether its suppression is needed cannot be told.
-    NotRun,
-    /// No rule has this code.
-    Unknown,
-}
-
 /// The findings for every directive, after `Suppressions::filter` marked what was used.
-pub fn report(source: &str, suppressions: &Suppressions, status: impl Fn(&str) -> CodeStatus) -> Vec<Diagnostic> {
+fn report(source: &str, suppressions: &Suppressions, status: &dyn Fn(&str) -> CodeStatus) -> Vec<Diagnostic> {
     // `# noqa: OOM100` / `ignore[OOM100]` keeps the suppressions of its line as they are.
     let kept_lines: HashSet<usize> = suppressions
         .directives

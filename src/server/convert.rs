@@ -46,8 +46,8 @@ pub fn diagnostic(
         Severity::Warning => lsp::DiagnosticSeverity::WARNING,
         Severity::Info => lsp::DiagnosticSeverity::INFORMATION,
     };
-    // OOM003 flags an API PyTorch deprecated: editors strike it through.
-    let tags = (found.code == "OOM003").then(|| vec![lsp::DiagnosticTag::DEPRECATED]);
+    let deprecated = rules::find(found.code).is_some_and(|rule| rule.flags_deprecated_api());
+    let tags = deprecated.then(|| vec![lsp::DiagnosticTag::DEPRECATED]);
     let data = found.fix.as_ref().and_then(|f| fix_data(text, index, f, encoding));
     lsp::Diagnostic {
         range: to_range(text, index, found.range.start, found.range.end, encoding),

@@ -16,7 +16,7 @@ pub fn repo() -> PathBuf {
 pub fn lint_with_only(rule: &Rule, path: &Path) -> (String, Vec<Diagnostic>) {
     let source = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let settings = RuleSettings {
-        enabled: RULES.iter().map(|r| r.code == rule.code || !rule.has_fixtures()).collect(),
+        enabled: RULES.iter().map(|r| r.code == rule.code || rule.reads_suppressions()).collect(),
         ..RuleSettings::default()
     };
     let mut diagnostics = Engine::get().lint(&source, path, &settings).diagnostics;
