@@ -1,60 +1,242 @@
-//! Language server latency: open a 5,000-line training script, send 1,000
-//! single-character edits one at a time, and time each `didChange` to the
-//! `publishDiagnostics` for that version. Prints the median and p99 and the server's peak
-//! RSS, for `oomlint server` (debounce 0) and, in the same run, `ruff server`, with the
-//! ratio.
+//! Language server latency on the edits people make: a 5,000-line training script whose
+//! functions share names (`loss`, `model`, `optimizer`) is opened, then edited the way
+//! people type, one version at a time, waiting for each version's diagnostics:
+//!
+//! - `end of line`: characters appended at the end of a line, then deleted;
+//! - `new line`: Enter in a function body, then a line of code typed character by character;
+//! - `comment`: a comment typed at the end of a line;
+//! - `inside name`: a character typed inside `loss`, a name every function uses, and deleted;
+//! - `paste 20 lines`: a 20-line function pasted between two functions, then removed.
+//!
+//! For each kind it prints the median, p99 and worst time from `didChange` to the
+//! `publishDiagnostics` of that version, and the time from `didOpen` to the first
+//! diagnostics, for `oomlint server` and, in the same run on the same edits, `ruff server`.
 //!
 //! Run with `scripts/bench-lsp`, or `cargo bench --bench lsp_latency -- [RUFF_BINARY]`.
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 const LINES: usize = 5_000;
-const EDITS: usize = 1_000;
+/// Edits timed per kind, after a few untimed ones that warm the server up.
+const EDITS_PER_KIND: usize = 200;
+const WARM_UP: usize = 10;
+/// Documents opened (each a fresh URI) for the open-to-diagnostics figure.
+const OPENS: usize = 7;
 
 fn main() {
     let ruff = std::env::args().skip(1).find(|a| a != "--bench");
-    let oomlint = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/oomlint");
+    // Another build (an older one, to compare) through OOMLINT_BENCH_BINARY.
+    let oomlint = std::env::var_os("OOMLINT_BENCH_BINARY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/oomlint"));
     if !oomlint.is_file() {
         eprintln!("build the release binary first: cargo build --release");
         std::process::exit(2);
     }
     let script = training_script();
-    println!("document: {} lines, {} KB; {EDITS} single-character edits", script.lines().count(), script.len() / 1024);
-    let ours = measure("oomlint server", Command::new(&oomlint).arg("server"), &script, json!({"debounceMs": 0}));
-    let theirs = ruff.map(|ruff| measure("ruff server", Command::new(ruff).arg("server"), &script, json!({})));
-    if let Some(theirs) = theirs {
-        println!(
-            "ratio (oomlint / ruff): median {:.2}x, p99 {:.2}x",
-            ours.median.as_secs_f64() / theirs.median.as_secs_f64(),
-            ours.p99.as_secs_f64() / theirs.p99.as_secs_f64()
-        );
-    } else {
-        println!("(pass a ruff binary to compare: cargo bench --bench lsp_latency -- /path/to/ruff)");
+    println!(
+        "document: {} lines, {} KB; {EDITS_PER_KIND} edits per kind, each waiting for its version's diagnostics",
+        script.lines().count(),
+        script.len() / 1024
+    );
+    let mut servers = vec![measure("oomlint", Command::new(&oomlint).arg("server"), &script, json!({"debounceMs": 0}))];
+    match ruff {
+        Some(ruff) => servers.push(measure("ruff", Command::new(ruff).arg("server"), &script, json!({}))),
+        None => println!("(pass a ruff binary to compare: cargo bench --bench lsp_latency -- /path/to/ruff)"),
     }
-    println!("target: oomlint median < 5 ms, p99 < 20 ms");
+    println!();
+    println!("{:<16} {:>8} {:>13} {:>10} {:>10}", "edit kind", "server", "median ms", "p99 ms", "worst ms");
+    for kind in 0..KINDS.len() {
+        for server in &servers {
+            let s = &server.kinds[kind];
+            println!(
+                "{:<16} {:>8} {:>13.2} {:>10.2} {:>10.2}",
+                KINDS[kind],
+                server.name,
+                ms(s.median),
+                ms(s.p99),
+                ms(s.worst)
+            );
+        }
+    }
+    for server in &servers {
+        let o = &server.open;
+        println!(
+            "{:<16} {:>8} {:>13.2} {:>10} {:>10.2}",
+            "open",
+            server.name,
+            ms(o.median),
+            "",
+            ms(o.worst)
+        );
+    }
+    for server in &servers {
+        println!("{} peak RSS: {:.1} MB", server.name, server.peak_rss_mb);
+    }
+    if let [ours, theirs] = servers.as_slice() {
+        let worst_ratio = (0..KINDS.len())
+            .map(|k| ms(ours.kinds[k].median) / ms(theirs.kinds[k].median))
+            .fold(0.0f64, f64::max);
+        println!("ratio (oomlint / ruff), worst edit kind's median: {worst_ratio:.2}x");
+    }
+    println!("target: every kind median <= 5 ms and <= ruff's, p99 <= 20 ms; open <= 50 ms");
 }
 
-/// A realistic script: the same training and evaluation code, repeated with fresh names.
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
+}
+
+const KINDS: [&str; 5] = ["end of line", "new line", "comment", "inside name", "paste 20 lines"];
+
+/// A training script as people write them: imports, a model, then many training and
+/// evaluation functions that all say `model`, `loss`, `optimizer`, with a finding now
+/// and then, and a `main` at the end.
 fn training_script() -> String {
-    let mut text = String::from("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n");
+    let mut text = String::from(
+        "import argparse\nimport math\n\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\
+         from torch.utils.data import DataLoader\n\n\nclass Net(nn.Module):\n    def __init__(self, width):\n        \
+         super().__init__()\n        self.body = nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 10))\n\n    \
+         def forward(self, x):\n        return self.body(x)\n",
+    );
     let mut i = 0;
-    while text.lines().count() < LINES {
+    while text.lines().count() < LINES - 12 {
+        // Every tenth training function keeps the loss tensor: a real finding.
+        let kept = if i % 10 == 3 { "losses.append(loss)" } else { "losses.append(loss.item())" };
         text.push_str(&format!(
-            "\n\ndef train_{i}(model, loader, optimizer, criterion):\n    model.train()\n    history = []\n    for step, (x, y) in enumerate(loader):\n        optimizer.zero_grad()\n        loss = criterion(model(x), y)\n        loss.backward()\n        optimizer.step()\n        history.append(loss.item())\n    return history\n\n\n@torch.no_grad()\ndef evaluate_{i}(model, val_loader):\n    model.eval()\n    correct = 0\n    for x, y in val_loader:\n        correct += (model(x).argmax(1) == y).sum().item()\n    return correct\n"
+            "\n\ndef train_{i}(model, loader, optimizer, criterion, base_lr, device):\n    model.train()\n    losses = []\n    \
+             for step, (x, y) in enumerate(loader):\n        x, y = x.to(device), y.to(device)\n        optimizer.zero_grad()\n        \
+             output = model(x)\n        loss = criterion(output, y)\n        loss.backward()\n        lr = base_lr\n        \
+             optimizer.step()\n        {kept}\n        if step % 100 == 0:\n            print(f\"step {{step}} loss {{loss.item():.4f}} lr {{lr}}\")\n    \
+             return sum(losses) / max(len(losses), 1)\n\n\n@torch.no_grad()\ndef evaluate_{i}(model, val_loader, device):\n    model.eval()\n    \
+             correct = 0\n    total = 0\n    for x, y in val_loader:\n        x, y = x.to(device), y.to(device)\n        output = model(x)\n        \
+             loss = F.cross_entropy(output, y)\n        correct += (output.argmax(1) == y).sum().item()\n        total += y.numel()\n    \
+             return correct / max(total, 1)\n"
         ));
         i += 1;
     }
+    text.push_str(
+        "\n\ndef main():\n    parser = argparse.ArgumentParser()\n    parser.add_argument(\"--lr\", type=float, default=0.1)\n    \
+         args = parser.parse_args()\n    model = Net(32)\n    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)\n    \
+         print(model, optimizer, math.pi)\n\n\nif __name__ == \"__main__\":\n    main()\n",
+    );
     text
 }
 
-struct Latency {
+/// The client's copy of the document, to place each edit and say it in LSP terms.
+struct Text {
+    text: String,
+}
+
+impl Text {
+    /// (line, character) of a byte offset; the script is ASCII, so UTF-16 and bytes agree.
+    fn position(&self, offset: usize) -> Value {
+        let before = &self.text[..offset];
+        let line = before.matches('\n').count();
+        let character = offset - before.rfind('\n').map_or(0, |i| i + 1);
+        json!({"line": line, "character": character})
+    }
+
+    /// Replace `start..end` with `insert`; the change event for it.
+    fn change(&mut self, start: usize, end: usize, insert: &str) -> Value {
+        let range = json!({"start": self.position(start), "end": self.position(end)});
+        self.text.replace_range(start..end, insert);
+        json!({"range": range, "text": insert})
+    }
+
+    /// The byte offset where the first line containing `needle` after `from` ends.
+    fn end_of_line_with(&self, needle: &str, from: usize) -> usize {
+        let at = from + self.text[from..].find(needle).expect("needle in the script");
+        at + self.text[at..].find('\n').expect("line end")
+    }
+}
+
+/// The edits of one kind, as a script of changes: each call yields the next change.
+/// `function` is where the training function edited starts (every edit is after it, so
+/// it stays put).
+fn edit_kind(kind: usize, text: &mut Text, function: usize, n: usize) -> Value {
+    match kind {
+        // `lr = base_lr`: type four characters after it, then delete them again.
+        0 => {
+            let end = text.end_of_line_with("lr = base_lr", function);
+            if n % 8 < 4 { text.change(end, end, ["_", "x", "2", "s"][n % 4]) } else { text.change(end - 1, end, "") }
+        }
+        // After `optimizer.step()`: Enter (with indentation), a line typed character by
+        // character, then the line removed.
+        1 => {
+            const LINE: &str = "scaled = loss.item() * lr";
+            let anchor = text.end_of_line_with("optimizer.step()", function);
+            let step = n % (LINE.len() + 2);
+            if step == 0 {
+                text.change(anchor, anchor, "\n        ")
+            } else if step <= LINE.len() {
+                let at = anchor + "\n        ".len() + step - 1;
+                text.change(at, at, &LINE[step - 1..step])
+            } else {
+                text.change(anchor, anchor + "\n        ".len() + LINE.len(), "")
+            }
+        }
+        // After `optimizer.zero_grad()`: a comment typed, then removed.
+        2 => {
+            const COMMENT: &str = "  # reset before each batch";
+            let anchor = text.end_of_line_with("optimizer.zero_grad()", function);
+            let step = n % (COMMENT.len() + 1);
+            if step < COMMENT.len() {
+                text.change(anchor + step, anchor + step, &COMMENT[step..step + 1])
+            } else {
+                text.change(anchor, anchor + COMMENT.len(), "")
+            }
+        }
+        // `loss = criterion(...)`: a character typed inside `loss` and deleted.
+        3 => {
+            let at = function + text.text[function..].find("loss = criterion").expect("loss line") + 2;
+            if n % 2 == 0 { text.change(at, at, "x") } else { text.change(at, at + 1, "") }
+        }
+        // A 20-line function pasted before the training function, then removed.
+        _ => {
+            let at = function + 1;
+            let block = pasted_block();
+            if n % 2 == 0 { text.change(at, at, &block) } else { text.change(at, at + block.len(), "") }
+        }
+    }
+}
+
+fn pasted_block() -> String {
+    let mut block = String::from("def warmup(model, loader, optimizer, criterion, steps):\n");
+    block.push_str("    model.train()\n    seen = []\n    for step, (x, y) in enumerate(loader):\n");
+    block.push_str("        if step >= steps:\n            break\n        optimizer.zero_grad()\n");
+    block.push_str("        output = model(x)\n        loss = criterion(output, y)\n        loss.backward()\n");
+    block.push_str("        for group in optimizer.param_groups:\n            group[\"lr\"] = 0.01 * (step + 1) / steps\n");
+    block.push_str("        optimizer.step()\n        seen.append(loss.item())\n");
+    block.push_str("        if step % 10 == 0:\n            print(\"warmup\", step, seen[-1])\n");
+    block.push_str("    model.zero_grad()\n    return seen\n\n\n");
+    debug_assert_eq!(block.lines().count(), 20);
+    block
+}
+
+struct Figures {
     median: Duration,
     p99: Duration,
+    worst: Duration,
+}
+
+impl Figures {
+    fn of(mut times: Vec<Duration>) -> Figures {
+        times.sort();
+        let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+        Figures { median: at(0.5), p99: at(0.99), worst: *times.last().expect("times") }
+    }
+}
+
+struct ServerFigures {
+    name: &'static str,
+    kinds: Vec<Figures>,
+    open: Figures,
+    peak_rss_mb: f64,
 }
 
 struct Connection {
@@ -132,6 +314,15 @@ impl Connection {
         }
     }
 
+    /// Wait for the diagnostics of `version` of `uri`.
+    fn published(&mut self, uri: &str, version: i64) {
+        self.wait(|m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri
+                && m["params"]["version"] == version
+        });
+    }
+
     fn peak_rss_mb(&self) -> f64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
         let kb: f64 = status
@@ -143,58 +334,71 @@ impl Connection {
     }
 }
 
-fn measure(name: &str, command: &mut Command, script: &str, options: Value) -> Latency {
+fn measure(name: &'static str, command: &mut Command, script: &str, options: Value) -> ServerFigures {
     let mut server = Connection::start(command);
     let dir = tempfile::tempdir().unwrap();
     let root = format!("file://{}", dir.path().display());
-    let uri = format!("{root}/train.py");
-    std::fs::write(dir.path().join("train.py"), script).unwrap();
     server.request(
         "initialize",
         json!({"processId": null, "rootUri": root, "capabilities": {}, "initializationOptions": options}),
     );
     server.notify("initialized", json!({}));
+
+    // Open to first diagnostics, each time a document the server has not seen.
+    let mut opens = Vec::new();
+    for k in 0..=OPENS {
+        let uri = format!("{root}/train_{k}.py");
+        std::fs::write(dir.path().join(format!("train_{k}.py")), script).unwrap();
+        let item = json!({"uri": uri, "languageId": "python", "version": 1, "text": script});
+        let started = Instant::now();
+        server.notify("textDocument/didOpen", json!({"textDocument": item}));
+        server.published(&uri, 1);
+        // The first open also warms the process up; it is not counted.
+        if k > 0 {
+            opens.push(started.elapsed());
+        }
+        server.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}}));
+    }
+
+    let uri = format!("{root}/train.py");
+    std::fs::write(dir.path().join("train.py"), script).unwrap();
     let item = json!({"uri": uri, "languageId": "python", "version": 1, "text": script});
     server.notify("textDocument/didOpen", json!({"textDocument": item}));
-    let published = |version: i64| {
-        let uri = uri.clone();
-        move |m: &Value| {
-            m["method"] == "textDocument/publishDiagnostics"
-                && m["params"]["uri"] == uri
-                && m["params"]["version"] == version
+    server.published(&uri, 1);
+    let mut text = Text { text: script.to_string() };
+    // The edits happen in the middle of the file, in one training function.
+    let function = script.len() / 2 + script[script.len() / 2..].find("\ndef train_").expect("a training function");
+    let mut version = 1;
+    let mut kinds = Vec::new();
+    for kind in 0..KINDS.len() {
+        let mut times = Vec::with_capacity(EDITS_PER_KIND);
+        for n in 0..WARM_UP + EDITS_PER_KIND {
+            version += 1;
+            let change = edit_kind(kind, &mut text, function, n);
+            let started = Instant::now();
+            server.notify(
+                "textDocument/didChange",
+                json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}),
+            );
+            server.published(&uri, version);
+            if n >= WARM_UP {
+                times.push(started.elapsed());
+            }
         }
-    };
-    server.wait(published(1));
-    // Alternately type and delete one character inside an identifier in a function
-    // body, as when renaming a variable.
-    let line = script.lines().position(|l| l.contains("correct = 0")).unwrap();
-    let column = script.lines().nth(line).unwrap().find("correct").unwrap() + 3;
-    let mut times = Vec::with_capacity(EDITS);
-    for edit in 0..EDITS {
-        let version = edit as i64 + 2;
-        let (range, text) = if edit % 2 == 0 {
-            (json!({"start": {"line": line, "character": column}, "end": {"line": line, "character": column}}), "x")
-        } else {
-            (json!({"start": {"line": line, "character": column}, "end": {"line": line, "character": column + 1}}), "")
-        };
-        let started = Instant::now();
+        kinds.push(Figures::of(times));
+        // Back to the script as opened, so each kind starts from the same text.
+        version += 1;
+        let whole = json!({"text": script});
+        text.text = script.to_string();
         server.notify(
             "textDocument/didChange",
-            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"range": range, "text": text}]}),
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [whole]}),
         );
-        server.wait(published(version));
-        times.push(started.elapsed());
+        server.published(&uri, version);
     }
-    let rss = server.peak_rss_mb();
+    let peak_rss_mb = server.peak_rss_mb();
     server.request("shutdown", Value::Null);
     server.notify("exit", Value::Null);
     let _ = server.child.wait();
-    times.sort();
-    let latency = Latency { median: times[times.len() / 2], p99: times[times.len() * 99 / 100] };
-    println!(
-        "{name:<15} median {:>7.3} ms   p99 {:>7.3} ms   peak RSS {rss:.1} MB",
-        latency.median.as_secs_f64() * 1e3,
-        latency.p99.as_secs_f64() * 1e3
-    );
-    latency
+    ServerFigures { name, kinds, open: Figures::of(opens), peak_rss_mb }
 }

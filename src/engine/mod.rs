@@ -18,7 +18,7 @@ use predicates::HostPredicate;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Language, Parser, Query, QueryCursor, Tree};
 
@@ -26,16 +26,69 @@ pub fn language() -> Language {
     tree_sitter_python::LANGUAGE.into()
 }
 
-/// All rules' queries compiled once per process into a single query, so one pass over
-/// the tree serves every rule.
+/// The rules and their queries. Queries are compiled on first need, because compiling
+/// one (tree-sitter analyses every pattern against the grammar) costs far more than
+/// linting a small file: a file that no rule could match needs none, and the first file
+/// gets a query of the rules active on it alone. All of a file's rules run in one pass
+/// over its tree, through one query combining their patterns.
 pub struct Engine {
     rules: Vec<&'static Rule>,
+    /// The combined queries compiled so far, each for a set of rules. After the first,
+    /// a miss compiles every rule's patterns, so a process compiles at most two.
+    compiled: Mutex<Vec<Arc<CombinedQuery>>>,
+}
+
+/// Some rules' queries compiled into one.
+struct CombinedQuery {
+    /// Indexed like the engine's rules: whether this query holds the rule's patterns.
+    covers: Vec<bool>,
     query: Query,
-    /// For each pattern of `query`: the index into `rules` of the rule that owns it.
+    /// For each pattern of `query`: the index into the engine's rules of its rule.
     pattern_rule: Vec<usize>,
     /// For each pattern of `query`: its host predicates.
     pattern_predicates: Vec<Vec<HostPredicate>>,
     capture_names: Vec<String>,
+}
+
+impl CombinedQuery {
+    /// Compile the patterns of `rules[i]` for each `i` where `covers[i]`; the error names
+    /// the rule whose query is broken.
+    fn compile(rules: &[&'static Rule], covers: Vec<bool>) -> Result<CombinedQuery, String> {
+        let language = language();
+        let mut combined = String::new();
+        // Where each covered rule's text starts in `combined`, in order.
+        let mut starts: Vec<(usize, usize)> = Vec::new();
+        for (index, rule) in rules.iter().enumerate().filter(|(i, _)| covers[*i]) {
+            starts.push((combined.len(), index));
+            combined.push_str(rule.query);
+            combined.push('\n');
+        }
+        let query = Query::new(&language, &combined).map_err(|e| {
+            // Say which rule is broken: compile them one by one (only on this error path).
+            starts
+                .iter()
+                .map(|&(_, index)| rules[index])
+                .find_map(|rule| Query::new(&language, rule.query).err().map(|e| format!("{}: query: {e}", rule.code)))
+                .unwrap_or_else(|| format!("combined query: {e}"))
+        })?;
+        let pattern_rule: Vec<usize> = (0..query.pattern_count())
+            .map(|p| {
+                let at = query.start_byte_for_pattern(p);
+                starts[starts.partition_point(|(start, _)| *start <= at) - 1].1
+            })
+            .collect();
+        let pattern_predicates = (0..query.pattern_count())
+            .map(|p| {
+                HostPredicate::compile_all(&query, p).map_err(|e| format!("{}: query: {e}", rules[pattern_rule[p]].code))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let capture_names = query.capture_names().iter().map(|n| n.to_string()).collect();
+        Ok(CombinedQuery { covers, query, pattern_rule, pattern_predicates, capture_names })
+    }
+
+    fn covers_all(&self, active: &[bool]) -> bool {
+        active.iter().zip(&self.covers).all(|(&needed, &covered)| covered || !needed)
+    }
 }
 
 /// Which rules run, and at what severity, for one file.
@@ -77,31 +130,41 @@ pub fn reparse(source: &str, old: Option<&Tree>) -> Option<Tree> {
 }
 
 impl Engine {
-    /// The process-wide engine.
+    /// The process-wide engine (its queries compile when first needed).
     pub fn get() -> &'static Engine {
         static ENGINE: OnceLock<Engine> = OnceLock::new();
-        ENGINE.get_or_init(|| Engine::compile(RULES).unwrap_or_else(|e| panic!("built-in rule queries compile: {e}")))
+        ENGINE.get_or_init(|| Engine { rules: RULES.to_vec(), compiled: Mutex::default() })
     }
 
-    /// Compile the given rules' queries; the error names the rule whose query is broken.
+    /// An engine for the given rules, their queries compiled now; the error names the
+    /// rule whose query is broken.
     pub fn compile(rules: &[&'static Rule]) -> Result<Engine, String> {
-        let language = language();
-        let mut combined = String::new();
-        let mut pattern_rule = Vec::new();
-        for (index, rule) in rules.iter().enumerate() {
-            let own = Query::new(&language, rule.query).map_err(|e| format!("{}: query: {e}", rule.code))?;
-            for pattern in 0..own.pattern_count() {
-                HostPredicate::compile_all(&own, pattern).map_err(|e| format!("{}: query: {e}", rule.code))?;
-            }
-            pattern_rule.extend(std::iter::repeat_n(index, own.pattern_count()));
-            combined.push_str(rule.query);
-            combined.push('\n');
+        let all = CombinedQuery::compile(rules, vec![true; rules.len()])?;
+        Ok(Engine { rules: rules.to_vec(), compiled: Mutex::new(vec![Arc::new(all)]) })
+    }
+
+    /// Compile every rule's patterns now (the language server does, in the background,
+    /// so that no keystroke waits for it).
+    pub fn prepare(&self) {
+        self.query_for(&vec![true; self.rules.len()]);
+    }
+
+    /// A compiled query holding the patterns of every `active` rule.
+    fn query_for(&self, active: &[bool]) -> Arc<CombinedQuery> {
+        // Held while compiling, so that threads needing a query wait for this one
+        // instead of compiling it again.
+        let mut compiled = self.compiled.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(found) = compiled.iter().find(|c| c.covers_all(active)) {
+            return found.clone();
         }
-        let query = Query::new(&language, &combined).map_err(|e| format!("combined query: {e}"))?;
-        let pattern_predicates =
-            (0..query.pattern_count()).map(|p| HostPredicate::compile_all(&query, p)).collect::<Result<Vec<_>, _>>()?;
-        let capture_names = query.capture_names().iter().map(|n| n.to_string()).collect();
-        Ok(Engine { rules: rules.to_vec(), query, pattern_rule, pattern_predicates, capture_names })
+        // The first query is just what the first file needs; another miss means files
+        // differ, and one query of every rule then serves them all.
+        let covers = if compiled.is_empty() { active.to_vec() } else { vec![true; self.rules.len()] };
+        let query = CombinedQuery::compile(&self.rules, covers)
+            .unwrap_or_else(|e| panic!("the rules' queries compile (their tests check it): {e}"));
+        let query = Arc::new(query);
+        compiled.push(query.clone());
+        query
     }
 
     /// Whether the rule `code` names ran on this file (`enabled` is per engine rule).
@@ -187,7 +250,9 @@ impl Engine {
                 None => return FileReport::default(),
             },
         };
+        let compiled = self.query_for(&active);
         let root = tree.root_node();
+        let _parents = tree::index_parents(root);
         let syntax_errors = syntax::errors(root, source);
         let facts = Facts::new(source, root, path);
         let mut diagnostics = Vec::new();
@@ -196,20 +261,20 @@ impl Engine {
         if let Some(range) = range.clone() {
             cursor.set_byte_range(range);
         }
-        let mut matches = cursor.matches(&self.query, root, source.as_bytes());
+        let mut matches = cursor.matches(&compiled.query, root, source.as_bytes());
         while let Some(found) = matches.next() {
-            let rule_index = self.pattern_rule[found.pattern_index];
+            let rule_index = compiled.pattern_rule[found.pattern_index];
             if !active[rule_index] {
                 continue;
             }
-            let predicates = &self.pattern_predicates[found.pattern_index];
+            let predicates = &compiled.pattern_predicates[found.pattern_index];
             let holds =
                 predicates.iter().all(|p| found.nodes_for_capture_index(p.capture()).all(|node| p.holds(node, source)));
             if !holds {
                 continue;
             }
             let captured = Match {
-                names: &self.capture_names,
+                names: &compiled.capture_names,
                 captures: found.captures().iter().map(|c| (c.index, c.node)).collect(),
             };
             let rule = self.rules[rule_index];

@@ -1,6 +1,10 @@
 //! Small helpers over tree-sitter-python nodes that every rule and fact needs.
 
-use tree_sitter::{Node, TreeCursor};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::marker::PhantomData;
+use tree_sitter::{Node, TreeCursor, ffi};
 
 /// Node kinds that open a new Python scope for name bindings.
 pub fn is_scope(kind: &str) -> bool {
@@ -22,11 +26,19 @@ pub fn text<'s>(node: Node, source: &'s str) -> &'s str {
 
 /// Strict ancestors, innermost first.
 ///
-/// Computed by one descent from the root: `Node::parent` itself descends from the root
-/// on every call, so climbing parent by parent would repeat that descent per level (a
-/// long module's root has hundreds of children to scan each time).
+/// Through the parent index while one is in force (`index_parents`); otherwise by one
+/// descent from the root: `Node::parent` itself descends from the root on every call, so
+/// climbing parent by parent would repeat that descent per level.
 pub fn ancestors(node: Node) -> impl DoubleEndedIterator<Item = Node> {
     let mut path = Vec::new();
+    if let Some(indexed) = with_index(node, |index| index.parent(node)) {
+        let mut next = indexed;
+        while let Some(parent) = next {
+            path.push(parent);
+            next = with_index(parent, |index| index.parent(parent)).flatten();
+        }
+        return path.into_iter();
+    }
     let mut current = root_of(node);
     while current.id() != node.id() {
         path.push(current);
@@ -35,7 +47,117 @@ pub fn ancestors(node: Node) -> impl DoubleEndedIterator<Item = Node> {
             None => break,
         }
     }
-    path.into_iter().rev()
+    path.reverse();
+    path.into_iter()
+}
+
+/// The parent of `node` (through the parent index while one is in force).
+pub fn parent(node: Node) -> Option<Node> {
+    with_index(node, |index| index.parent(node)).unwrap_or_else(|| node.parent())
+}
+
+/// Every node's parent in one tree, built on first use by one walk of the tree. Rules
+/// and facts ask for parents and ancestors thousands of times per file, and tree-sitter
+/// answers each such question by a descent from the root.
+struct ParentIndex {
+    tree: *const ffi::TSTree,
+    root: ffi::TSNode,
+    /// Node id to its parent; empty until first asked.
+    parents: Option<HashMap<usize, ffi::TSNode, BuildHasherDefault<IdHasher>>>,
+}
+
+impl ParentIndex {
+    fn parent<'t>(&mut self, node: Node<'t>) -> Option<Node<'t>> {
+        let root = self.root;
+        let parents = self.parents.get_or_insert_with(|| {
+            // SAFETY: `root` is the root of the tree this index was made for, which the
+            // `ParentsIndexed` guard keeps borrowed, so it is alive.
+            build_parents(unsafe { Node::from_raw(root) })
+        });
+        // SAFETY: the stored node belongs to the same (alive) tree as `node`, whose
+        // lifetime the returned node takes.
+        parents.get(&node.id()).map(|&raw| unsafe { Node::from_raw(raw) })
+    }
+}
+
+fn build_parents(root: Node) -> HashMap<usize, ffi::TSNode, BuildHasherDefault<IdHasher>> {
+    let mut parents = HashMap::with_capacity_and_hasher(root.descendant_count(), BuildHasherDefault::default());
+    let mut cursor = root.walk();
+    let mut open: Vec<Node> = Vec::new();
+    'walk: loop {
+        let node = cursor.node();
+        if let Some(parent) = open.last() {
+            parents.insert(node.id(), parent.into_raw());
+        }
+        if cursor.goto_first_child() {
+            open.push(node);
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                continue 'walk;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+            open.pop();
+        }
+    }
+    parents
+}
+
+/// Node ids are addresses: spread them cheaply instead of hashing them securely.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_usize(&mut self, id: usize) {
+        self.0 = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(20);
+    }
+}
+
+thread_local! {
+    static PARENT_INDEX: RefCell<Option<ParentIndex>> = const { RefCell::new(None) };
+}
+
+/// Run `f` on the parent index when one is in force for `node`'s tree.
+fn with_index<T>(node: Node, f: impl FnOnce(&mut ParentIndex) -> T) -> Option<T> {
+    let tree = node.into_raw().tree;
+    PARENT_INDEX.with_borrow_mut(|index| index.as_mut().filter(|i| i.tree == tree).map(f))
+}
+
+/// While the returned guard lives, `parent` and `ancestors` (and everything built on
+/// them) answer from an index of `root`'s tree on this thread. The engine holds one
+/// while it lints a file.
+pub fn index_parents(root: Node<'_>) -> ParentsIndexed<'_> {
+    let raw = root.into_raw();
+    let index = ParentIndex { tree: raw.tree, root: raw, parents: None };
+    let previous = PARENT_INDEX.with_borrow_mut(|slot| slot.replace(index));
+    ParentsIndexed { previous, tree: PhantomData }
+}
+
+/// Keeps the parent index of one tree in force (and the tree borrowed); dropping it
+/// restores the index in force before.
+pub struct ParentsIndexed<'t> {
+    previous: Option<ParentIndex>,
+    tree: PhantomData<Node<'t>>,
+}
+
+impl Drop for ParentsIndexed<'_> {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        PARENT_INDEX.with_borrow_mut(|slot| *slot = previous);
+    }
 }
 
 /// The root node of the tree `node` belongs to.
@@ -171,7 +293,7 @@ pub fn unparenthesize(mut node: Node) -> Node {
 /// Whether an identifier refers to a variable, rather than naming an attribute
 /// (`x.name`) or a keyword argument (`f(name=1)`).
 pub fn is_name_reference(identifier: Node) -> bool {
-    let Some(parent) = identifier.parent() else { return true };
+    let Some(parent) = parent(identifier) else { return true };
     let is_field = |field: &str| parent.child_by_field_name(field).is_some_and(|f| f.id() == identifier.id());
     !(parent.kind() == "attribute" && is_field("attribute") || parent.kind() == "keyword_argument" && is_field("name"))
 }

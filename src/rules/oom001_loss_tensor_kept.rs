@@ -233,8 +233,8 @@ fn accumulated_for_backward<'t>(
     let backward_mentions = checker.facts.calls_named(&BACKWARD_NAMES, body).into_iter().any(|call| {
         tree::enclosing_body(call).id() == body.id() && names.iter().any(|n| tree::mentions(call, n, source))
     });
-    let is_list = container.parent().is_some_and(|p| p.kind() == "attribute")
-        || value.parent().is_some_and(|p| p.kind() == "list");
+    let is_list = tree::parent(container).is_some_and(|p| p.kind() == "attribute")
+        || tree::parent(value).is_some_and(|p| p.kind() == "list");
     backward_mentions
         || returns(checker, body, name, !is_list)
         || reduced.iter().any(|derived| returns(checker, body, derived, true))

@@ -172,7 +172,7 @@ fn only_passed_as_callback<'t>(checker: &Checker<'_, 't>, function: Node<'t>) ->
 fn decorate_fix(checker: &Checker, function: Node) -> Option<Fix> {
     let source = checker.source();
     let (torch, import) = edits::torch_module(checker.facts);
-    let top = function.parent().filter(|p| p.kind() == "decorated_definition").unwrap_or(function);
+    let top = tree::parent(function).filter(|p| p.kind() == "decorated_definition").unwrap_or(function);
     let indent = edits::line_indent(source, top.start_byte());
     let decorator = Edit::insert(top.start_byte(), format!("@{torch}.no_grad()\n{indent}"));
     let edits = std::iter::once(decorator).chain(import).collect();

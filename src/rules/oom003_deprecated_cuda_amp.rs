@@ -154,7 +154,7 @@ fn torch_name<'t>(checker: &Checker<'_, 't>, reference: Node<'t>) -> (String, Op
 fn argument_edits(checker: &Checker, reference: Node, name: &str, device: &str) -> Option<Vec<Edit>> {
     let source = checker.source();
     let device_literal = edits::string_literal(source, device);
-    let parent = reference.parent()?;
+    let parent = tree::parent(reference)?;
     let call =
         (parent.kind() == "call" && parent.child_by_field_name("function")?.id() == reference.id()).then_some(parent);
     match (call, name) {

@@ -88,7 +88,7 @@ impl<'t> Facts<'t> {
     }
 
     fn compute_function_grad_disabled(&self, function: Node<'t>) -> bool {
-        if let Some(decorated) = function.parent().filter(|p| p.kind() == "decorated_definition") {
+        if let Some(decorated) = tree::parent(function).filter(|p| p.kind() == "decorated_definition") {
             let mut cursor = decorated.walk();
             for decorator in decorated.named_children(&mut cursor).filter(|d| d.kind() == "decorator") {
                 let Some(expression) = decorator.named_child(0) else { continue };
@@ -154,7 +154,7 @@ impl<'t> Facts<'t> {
             if identifier.id() == definition.id() {
                 continue;
             }
-            let parent = identifier.parent();
+            let parent = tree::parent(identifier);
             let reference = match parent {
                 Some(p) if p.kind() == "attribute" => {
                     if p.child_by_field_name("attribute").map(|a| a.id()) != Some(identifier.id()) {
@@ -169,7 +169,7 @@ impl<'t> Facts<'t> {
             if ancestors(reference).any(|a| matches!(a.kind(), "import_statement" | "import_from_statement")) {
                 continue;
             }
-            let call = reference.parent().filter(|c| {
+            let call = tree::parent(reference).filter(|c| {
                 c.kind() == "call" && c.child_by_field_name("function").map(|f| f.id()) == Some(reference.id())
             });
             match call {
@@ -189,11 +189,11 @@ impl<'t> Facts<'t> {
             if call.start_byte() >= node.start_byte() || tree::enclosing_body(call).id() != home {
                 continue;
             }
-            if call.parent().is_none_or(|p| p.kind() != "expression_statement") {
+            if tree::parent(call).is_none_or(|p| p.kind() != "expression_statement") {
                 continue;
             }
             // Only statements at the body's top level, or in blocks that contain `node`.
-            let block = call.parent().and_then(|p| p.parent());
+            let block = tree::parent(call).and_then(tree::parent);
             if block.is_some_and(|b| !tree::contains(b, node)) {
                 continue;
             }

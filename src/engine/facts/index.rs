@@ -117,14 +117,11 @@ impl<'t> FileIndex<'t> {
     }
 
     /// Bindings of `name` made directly in `scope` (a function, lambda or class node, or
-    /// the root), sorted by where they take effect. A function's own bindings are found
-    /// among the occurrences inside it alone.
+    /// the root), sorted by where they take effect. Taken from the file's bindings of the
+    /// name, classified once: a lookup climbs the scope chain to the module for most
+    /// names anyway, and the same names are looked up from many places.
     pub fn bindings_in(&self, scope: Node<'t>, name: &str) -> Vec<Binding<'t>> {
-        if scope.id() == self.root.id() {
-            return self.bindings(name).iter().filter(|b| b.scope == scope.id()).cloned().collect();
-        }
-        let inside = self.occurrences_in(name, scope.byte_range());
-        self.classify_all(inside.into_iter()).into_iter().filter(|b| b.scope == scope.id()).collect()
+        self.bindings(name).iter().filter(|b| b.scope == scope.id()).cloned().collect()
     }
 
     /// Scopes whose bindings `node` can see, innermost first (class bodies are not
@@ -159,7 +156,7 @@ impl<'t> FileIndex<'t> {
 
     /// What binding, if any, this occurrence of a name makes.
     fn classify(&self, identifier: Node<'t>) -> Option<Binding<'t>> {
-        let parent = identifier.parent()?;
+        let parent = tree::parent(identifier)?;
         let is_field =
             |node: Node<'t>, field: &str| node.child_by_field_name(field).is_some_and(|f| f.id() == identifier.id());
         let scope = |node: Node<'t>| scope_of(node, self.root);
@@ -196,18 +193,18 @@ impl<'t> FileIndex<'t> {
             }),
             "parameters" | "lambda_parameters" => self.parameter(parent),
             "default_parameter" | "typed_default_parameter" if is_field(parent, "name") => {
-                self.parameter(parent.parent()?)
+                self.parameter(tree::parent(parent)?)
             }
             "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern"
-                if parent.parent().is_some_and(|p| matches!(p.kind(), "parameters" | "lambda_parameters")) =>
+                if tree::parent(parent).is_some_and(|p| matches!(p.kind(), "parameters" | "lambda_parameters")) =>
             {
-                self.parameter(parent.parent()?)
+                self.parameter(tree::parent(parent)?)
             }
             "as_pattern_target" => Some(make(BindingKind::Other, parent, parent.end_byte())),
             kind if is_destructuring(kind) => {
                 // Climb out of the destructuring pattern to what binds it.
                 let mut target = parent;
-                while let Some(up) = target.parent() {
+                while let Some(up) = tree::parent(target) {
                     match up.kind() {
                         kind if is_destructuring(kind) => target = up,
                         "assignment" if up.child_by_field_name("left").is_some_and(|l| l.id() == target.id()) => {
@@ -231,7 +228,7 @@ impl<'t> FileIndex<'t> {
     }
 
     fn parameter(&self, parameters: Node<'t>) -> Option<Binding<'t>> {
-        let function = parameters.parent().filter(|f| tree::is_function(f.kind()))?;
+        let function = tree::parent(parameters).filter(|f| tree::is_function(f.kind()))?;
         let body = function.child_by_field_name("body")?;
         Some(Binding {
             kind: BindingKind::Parameter,
@@ -251,7 +248,7 @@ impl<'t> FileIndex<'t> {
         if module.is_some_and(|m| tree::contains(m, identifier)) {
             return None;
         }
-        let parent = identifier.parent()?;
+        let parent = tree::parent(identifier)?;
         let path = if parent.kind() == "aliased_import" {
             if parent.child_by_field_name("alias").map(|a| a.id()) != Some(identifier.id()) {
                 return None;
@@ -260,7 +257,7 @@ impl<'t> FileIndex<'t> {
         } else {
             // A name inside a dotted name: only the first part of `import a.b` binds,
             // and only a plain (unaliased) `from m import b`.
-            if parent.parent().is_some_and(|p| p.kind() == "aliased_import") {
+            if tree::parent(parent).is_some_and(|p| p.kind() == "aliased_import") {
                 return None;
             }
             match module {
@@ -314,19 +311,19 @@ fn scope_of(node: Node, root: Node) -> ScopeId {
 /// `x.name(...)` or `name(...)` for an identifier spelled `name`.
 fn call_through(identifier: Node) -> Option<Node> {
     let mut callee = identifier;
-    let parent = identifier.parent()?;
+    let parent = tree::parent(identifier)?;
     if parent.kind() == "attribute" {
         if parent.child_by_field_name("attribute")?.id() != identifier.id() {
             return None;
         }
         callee = parent;
     }
-    let call = callee.parent().filter(|c| c.kind() == "call")?;
+    let call = tree::parent(callee).filter(|c| c.kind() == "call")?;
     (call.child_by_field_name("function")?.id() == callee.id()).then_some(call)
 }
 
 fn statement_of(node: Node) -> Node {
-    node.parent().filter(|p| p.kind() == "expression_statement").unwrap_or(node)
+    tree::parent(node).filter(|p| p.kind() == "expression_statement").unwrap_or(node)
 }
 
 /// `a = b = value` binds both names to `value`.

@@ -43,6 +43,16 @@ impl<'t> Facts<'t> {
     /// imports, or spelled out in full where nothing in the file binds `torch` (its
     /// import out of sight).
     pub fn resolves_to(&self, node: Node<'t>, apis: &[&'static str]) -> Option<&'static str> {
+        // `a.b.name` stands for something ending in `.name` however `a` resolves: most
+        // attributes are ruled out here, without resolving their object.
+        if node.kind() == "attribute"
+            && let Some(attribute) = node.child_by_field_name("attribute")
+        {
+            let name = self.text(attribute);
+            if !apis.iter().any(|api| api.strip_suffix(name).is_some_and(|rest| rest.ends_with('.'))) {
+                return None;
+            }
+        }
         match self.qualified_name(node) {
             Some(name) => apis.iter().copied().find(|api| *api == name),
             None => {
