@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-
 fn main() {
     let corpus = std::env::args().nth(1).filter(|a| a != "--bench").map(PathBuf::from).unwrap_or_else(|| {
         eprintln!("usage: cargo bench --bench corpus -- DIR");

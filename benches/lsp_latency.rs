@@ -51,12 +51,12 @@ fn main() {
     }
     println!();
     println!("{:<16} {:>8} {:>13} {:>10} {:>10}", "edit kind", "server", "median ms", "p99 ms", "worst ms");
-    for kind in 0..KINDS.len() {
+    for (kind, name) in KINDS.iter().enumerate() {
         for server in &servers {
             let s = &server.kinds[kind];
             println!(
                 "{:<16} {:>8} {:>13.2} {:>10.2} {:>10.2}",
-                KINDS[kind],
+                name,
                 server.name,
                 ms(s.median),
                 ms(s.p99),
@@ -66,22 +66,14 @@ fn main() {
     }
     for server in &servers {
         let o = &server.open;
-        println!(
-            "{:<16} {:>8} {:>13.2} {:>10} {:>10.2}",
-            "open",
-            server.name,
-            ms(o.median),
-            "",
-            ms(o.worst)
-        );
+        println!("{:<16} {:>8} {:>13.2} {:>10} {:>10.2}", "open", server.name, ms(o.median), "", ms(o.worst));
     }
     for server in &servers {
         println!("{} peak RSS: {:.1} MB", server.name, server.peak_rss_mb);
     }
     if let [ours, theirs] = servers.as_slice() {
-        let worst_ratio = (0..KINDS.len())
-            .map(|k| ms(ours.kinds[k].median) / ms(theirs.kinds[k].median))
-            .fold(0.0f64, f64::max);
+        let worst_ratio =
+            (0..KINDS.len()).map(|k| ms(ours.kinds[k].median) / ms(theirs.kinds[k].median)).fold(0.0f64, f64::max);
         println!("ratio (oomlint / ruff), worst edit kind's median: {worst_ratio:.2}x");
     }
     println!("target: every kind median <= 5 ms and <= ruff's, p99 <= 20 ms; open <= 50 ms");
@@ -194,13 +186,13 @@ fn edit_kind(kind: usize, text: &mut Text, function: usize, n: usize) -> Value {
         // `loss = criterion(...)`: a character typed inside `loss` and deleted.
         3 => {
             let at = function + text.text[function..].find("loss = criterion").expect("loss line") + 2;
-            if n % 2 == 0 { text.change(at, at, "x") } else { text.change(at, at + 1, "") }
+            if n.is_multiple_of(2) { text.change(at, at, "x") } else { text.change(at, at + 1, "") }
         }
         // A 20-line function pasted before the training function, then removed.
         _ => {
             let at = function + 1;
             let block = pasted_block();
-            if n % 2 == 0 { text.change(at, at, &block) } else { text.change(at, at + block.len(), "") }
+            if n.is_multiple_of(2) { text.change(at, at, &block) } else { text.change(at, at + block.len(), "") }
         }
     }
 }
@@ -210,7 +202,9 @@ fn pasted_block() -> String {
     block.push_str("    model.train()\n    seen = []\n    for step, (x, y) in enumerate(loader):\n");
     block.push_str("        if step >= steps:\n            break\n        optimizer.zero_grad()\n");
     block.push_str("        output = model(x)\n        loss = criterion(output, y)\n        loss.backward()\n");
-    block.push_str("        for group in optimizer.param_groups:\n            group[\"lr\"] = 0.01 * (step + 1) / steps\n");
+    block.push_str(
+        "        for group in optimizer.param_groups:\n            group[\"lr\"] = 0.01 * (step + 1) / steps\n",
+    );
     block.push_str("        optimizer.step()\n        seen.append(loss.item())\n");
     block.push_str("        if step % 10 == 0:\n            print(\"warmup\", step, seen[-1])\n");
     block.push_str("    model.zero_grad()\n    return seen\n\n\n");

@@ -79,7 +79,8 @@ impl CombinedQuery {
             .collect();
         let pattern_predicates = (0..query.pattern_count())
             .map(|p| {
-                HostPredicate::compile_all(&query, p).map_err(|e| format!("{}: query: {e}", rules[pattern_rule[p]].code))
+                HostPredicate::compile_all(&query, p)
+                    .map_err(|e| format!("{}: query: {e}", rules[pattern_rule[p]].code))
             })
             .collect::<Result<Vec<_>, _>>()?;
         let capture_names = query.capture_names().iter().map(|n| n.to_string()).collect();
