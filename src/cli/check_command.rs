@@ -5,11 +5,12 @@
 use super::{CheckArgs, ColorChoice, EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS};
 use crate::config::{self, ConfigResolver, Overrides};
 use crate::discover;
-use crate::engine::RuleSettings;
+use crate::engine::{Engine, RuleSettings};
 use crate::fix::Applicability;
 use crate::fix::write::write_atomically;
 use crate::lint::{self, Contents, SourceKind};
 use crate::render::{self, FixSummary, LintedFile};
+use crate::rules::RULES;
 use crate::source::LineIndex;
 use rayon::prelude::*;
 use std::io::{IsTerminal, Read, Write};
@@ -90,6 +91,17 @@ pub fn run(args: CheckArgs) -> u8 {
                     failed = true;
                 }
             }
+        }
+        if jobs.len() > 1 {
+            // Most files need most of the enabled rules: compile their query once, while
+            // the first files are read and parsed.
+            let engine = Engine::get();
+            let mut enabled = vec![false; RULES.len()];
+            for (_, settings) in &jobs {
+                enabled.iter_mut().zip(&settings.enabled).for_each(|(any, &this)| *any |= this);
+            }
+            engine.plan(enabled);
+            std::thread::spawn(move || engine.prepare());
         }
         jobs.par_iter().map(|(file, settings)| process(Input::File(file), settings, mode)).collect()
     };

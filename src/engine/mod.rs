@@ -33,9 +33,16 @@ pub fn language() -> Language {
 /// over its tree, through one query combining their patterns.
 pub struct Engine {
     rules: Vec<&'static Rule>,
+    compiled: Mutex<Compiled>,
+}
+
+#[derive(Default)]
+struct Compiled {
+    /// The rules the first query should hold, when known in advance (`Engine::plan`).
+    plan: Option<Vec<bool>>,
     /// The combined queries compiled so far, each for a set of rules. After the first,
     /// a miss compiles every rule's patterns, so a process compiles at most two.
-    compiled: Mutex<Vec<Arc<CombinedQuery>>>,
+    queries: Vec<Arc<CombinedQuery>>,
 }
 
 /// Some rules' queries compiled into one.
@@ -141,30 +148,51 @@ impl Engine {
     /// rule whose query is broken.
     pub fn compile(rules: &[&'static Rule]) -> Result<Engine, String> {
         let all = CombinedQuery::compile(rules, vec![true; rules.len()])?;
-        Ok(Engine { rules: rules.to_vec(), compiled: Mutex::new(vec![Arc::new(all)]) })
+        let compiled = Compiled { plan: None, queries: vec![Arc::new(all)] };
+        Ok(Engine { rules: rules.to_vec(), compiled: Mutex::new(compiled) })
     }
 
-    /// Compile every rule's patterns now (the language server does, in the background,
-    /// so that no keystroke waits for it).
+    /// Say which rules (indexed like the engine's) the files about to be linted enable,
+    /// so that the first query compiled holds them all: linting many files, one query
+    /// then serves every file.
+    pub fn plan(&self, enabled: Vec<bool>) {
+        let mut compiled = self.lock();
+        if compiled.queries.is_empty() {
+            compiled.plan = Some(enabled);
+        }
+    }
+
+    /// Compile the planned query (every rule's patterns without a plan) now: the
+    /// language server and `check` on many files do it in the background, while the
+    /// client starts or the files are read.
     pub fn prepare(&self) {
-        self.query_for(&vec![true; self.rules.len()]);
+        let plan = self.lock().plan.clone();
+        self.query_for(&plan.unwrap_or_else(|| vec![true; self.rules.len()]));
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Compiled> {
+        self.compiled.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// A compiled query holding the patterns of every `active` rule.
     fn query_for(&self, active: &[bool]) -> Arc<CombinedQuery> {
         // Held while compiling, so that threads needing a query wait for this one
         // instead of compiling it again.
-        let mut compiled = self.compiled.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(found) = compiled.iter().find(|c| c.covers_all(active)) {
+        let mut compiled = self.lock();
+        if let Some(found) = compiled.queries.iter().find(|c| c.covers_all(active)) {
             return found.clone();
         }
-        // The first query is just what the first file needs; another miss means files
-        // differ, and one query of every rule then serves them all.
-        let covers = if compiled.is_empty() { active.to_vec() } else { vec![true; self.rules.len()] };
+        // The first query holds the planned rules, or just what the first file needs;
+        // another miss means files differ, and one query of every rule then serves all.
+        let covers = match (&compiled.plan, compiled.queries.is_empty()) {
+            (Some(plan), true) => plan.iter().zip(active).map(|(&planned, &needed)| planned || needed).collect(),
+            (None, true) => active.to_vec(),
+            (_, false) => vec![true; self.rules.len()],
+        };
         let query = CombinedQuery::compile(&self.rules, covers)
             .unwrap_or_else(|e| panic!("the rules' queries compile (their tests check it): {e}"));
         let query = Arc::new(query);
-        compiled.push(query.clone());
+        compiled.queries.push(query.clone());
         query
     }
 

@@ -42,6 +42,9 @@ pub fn run() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
+    // Compile every rule's query while the client starts up, so that neither the first
+    // diagnostics nor the first edit that brings another rule into play waits for it.
+    std::thread::spawn(|| crate::engine::Engine::get().prepare());
     runtime.block_on(async {
         let (service, socket) = LspService::new(Backend::new);
         Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
