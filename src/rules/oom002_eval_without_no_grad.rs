@@ -163,7 +163,8 @@ fn only_passed_as_callback<'t>(checker: &Checker<'_, 't>, function: Node<'t>) ->
     // Passed as an argument (`run(eval_fn)`, `hook=eval_fn`) or returned by a factory.
     !uses.is_empty()
         && uses.iter().all(|u| {
-            u.parent().is_some_and(|p| matches!(p.kind(), "argument_list" | "keyword_argument" | "return_statement"))
+            tree::parent(*u)
+                .is_some_and(|p| matches!(p.kind(), "argument_list" | "keyword_argument" | "return_statement"))
         })
 }
 

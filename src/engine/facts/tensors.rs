@@ -311,7 +311,9 @@ impl<'t> Facts<'t> {
         freezes
             || self.calls_named(&["parameters"], self.root).into_iter().any(|parameters| {
                 let Some(receiver) = tree::method_receiver(parameters) else { return false };
-                let Some(loop_) = parameters.parent().filter(|p| p.kind() == "for_statement") else { return false };
+                let Some(loop_) = tree::parent(parameters).filter(|p| p.kind() == "for_statement") else {
+                    return false;
+                };
                 self.text(receiver) == network && self.text(loop_).contains("requires_grad = False")
             })
     }
