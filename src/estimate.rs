@@ -83,7 +83,8 @@ pub fn parse_memory(flag: &str, text: &str) -> Result<f64, String> {
         return Err(format!("{flag} `{text}`: sizes cannot be negative"));
     }
     match crate::explain::parse::parse_size(text) {
-        Some(bytes) if bytes > 0.0 => Ok(bytes),
+        Some(bytes) if bytes > 0.0 && bytes.is_finite() => Ok(bytes),
+        Some(bytes) if bytes.is_nan() || bytes.is_infinite() => Err(format!("{flag} `{text}`: not a finite size")),
         Some(_) => Err(format!("{flag} `{text}`: the size must be positive")),
         None => {
             Err(format!("{flag} `{text}`: expected a size with a unit: bytes, KiB, MiB, GiB, TiB (or KB, MB, GB, TB)"))
@@ -101,6 +102,10 @@ pub fn parse_measured(text: &str) -> Result<(f64, f64), String> {
         Ok(mib) => mib * 1024.0 * 1024.0,
         Err(_) => parse_memory("--measured", memory)?,
     };
+    // `NaN` and `inf` parse as numbers; no run measured them.
+    if !batch.is_finite() || !bytes.is_finite() {
+        return Err(format!("--measured `{text}`: the batch and the memory must be finite numbers"));
+    }
     if batch <= 0.0 || bytes <= 0.0 {
         return Err(format!("--measured `{text}`: the batch and the memory must be positive"));
     }

@@ -1,5 +1,47 @@
 //! Text positions: byte offsets (what tree-sitter speaks) to one-based rows and
-//! character columns (what people and the JSON output read).
+//! character columns (what people and the JSON output read), and line endings: Python
+//! ends a line at `\n`, `\r\n` or a lone `\r`.
+
+use std::borrow::Cow;
+
+/// The text with every lone `\r` (one not followed by `\n`) written as `\n`: the same
+/// length and offsets, with the lines Python sees. tree-sitter-python ends lines only at
+/// `\n`, so it is handed this (a file with `\r` endings would otherwise be one line).
+pub fn lone_carriage_returns_as_newlines(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let lone = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
+    if !(0..bytes.len()).any(lone) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = bytes.to_vec();
+    for (i, byte) in out.iter_mut().enumerate() {
+        if lone(i) {
+            *byte = b'\n';
+        }
+    }
+    Cow::Owned(String::from_utf8(out).expect("one ASCII byte replaced by another keeps UTF-8 valid"))
+}
+
+/// The line ending new lines get: the file's most common one (`\n` in a file without any).
+pub fn dominant_line_ending(text: &str) -> &'static str {
+    let bytes = text.as_bytes();
+    let (mut lf, mut crlf, mut cr) = (0usize, 0usize, 0usize);
+    for (i, &byte) in bytes.iter().enumerate() {
+        match byte {
+            b'\n' if i > 0 && bytes[i - 1] == b'\r' => crlf += 1,
+            b'\n' => lf += 1,
+            b'\r' if bytes.get(i + 1) != Some(&b'\n') => cr += 1,
+            _ => {}
+        }
+    }
+    if crlf > lf && crlf >= cr {
+        "\r\n"
+    } else if cr > lf && cr > crlf {
+        "\r"
+    } else {
+        "\n"
+    }
+}
 
 /// Start offset of every line, computed once per file.
 #[derive(Debug, Clone)]
@@ -16,8 +58,13 @@ pub struct Location {
 
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
+        let bytes = text.as_bytes();
         let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        for (i, &byte) in bytes.iter().enumerate() {
+            if byte == b'\n' || byte == b'\r' && bytes.get(i + 1) != Some(&b'\n') {
+                line_starts.push(i + 1);
+            }
+        }
         LineIndex { line_starts }
     }
 
@@ -65,5 +112,25 @@ mod tests {
         assert_eq!(index.line_text(text, 1), "print('é', x)");
         assert_eq!(index.location(text, text.len()), Location { row: 3, column: 5 });
         assert_eq!(index.line_text(text, 2), "last");
+    }
+
+    #[test]
+    fn a_lone_carriage_return_ends_a_line() {
+        let text = "a = 1\rb = 2\r\r\nc";
+        let index = LineIndex::new(text);
+        assert_eq!(index.line_count(), 4);
+        assert_eq!(index.line_text(text, 1), "b = 2");
+        assert_eq!(index.line_text(text, 2), "");
+        assert_eq!(index.location(text, text.find('c').unwrap()), Location { row: 4, column: 1 });
+        assert_eq!(lone_carriage_returns_as_newlines(text), "a = 1\nb = 2\n\r\nc");
+        assert!(matches!(lone_carriage_returns_as_newlines("a\r\nb\n"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn new_lines_follow_the_most_common_ending() {
+        assert_eq!(dominant_line_ending("a\rb\rc\r\n"), "\r");
+        assert_eq!(dominant_line_ending("a\r\nb\r\nc\n"), "\r\n");
+        assert_eq!(dominant_line_ending("a\nb"), "\n");
+        assert_eq!(dominant_line_ending("one line"), "\n");
     }
 }

@@ -130,7 +130,7 @@ impl Suppressions {
                 spelling,
                 line,
                 range: TextRange { start: hash, end },
-                comment: TextRange::of(comment),
+                comment: comment_without_carriage_return(source, TextRange::of(comment)),
                 used_codes: vec![false; codes.len()],
                 codes,
                 used: false,
@@ -165,6 +165,13 @@ impl Suppressions {
             !suppressed
         });
     }
+}
+
+/// tree-sitter-python's comment token runs to the `\n`, so on a `\r\n` line it holds the
+/// `\r`: that belongs to the line ending, which removing the comment must keep.
+fn comment_without_carriage_return(source: &str, comment: TextRange) -> TextRange {
+    let end = comment.start + source[comment.start..comment.end].trim_end_matches('\r').len();
+    TextRange { start: comment.start, end }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use crate::config::{self, ConfigResolver, Overrides};
 use crate::discover;
 use crate::engine::{Engine, RuleSettings};
 use crate::fix::Applicability;
+use crate::fix::diff::unified_diff;
 use crate::fix::write::write_atomically;
 use crate::lint::{self, Contents, SourceKind};
 use crate::render::{self, FixSummary, LintedFile};
@@ -61,7 +62,7 @@ pub fn run(args: CheckArgs) -> u8 {
     };
     warn_preview_selections(&overrides, &mut resolver);
     let reads_stdin = args.stdin_filename.is_some() || args.paths.iter().any(|p| p.as_os_str() == "-");
-    let mut failed = false;
+    let mut failed = 0;
     let outcomes = if reads_stdin {
         let name = args.stdin_filename.clone().unwrap_or_else(|| PathBuf::from("-"));
         match settings_for(&name, &mut resolver, &overrides) {
@@ -76,11 +77,11 @@ pub fn run(args: CheckArgs) -> u8 {
         let discovery = discover::python_files(&paths, &mut resolver);
         for (path, reason) in &discovery.errors {
             eprintln!("error: {}: {reason}", display(path));
-            failed = true;
+            failed += 1;
         }
         for e in &discovery.config_errors {
             eprintln!("error: {e}");
-            failed = true;
+            failed += 1;
         }
         let mut jobs = Vec::new();
         for file in discovery.files {
@@ -88,7 +89,7 @@ pub fn run(args: CheckArgs) -> u8 {
                 Ok(settings) => jobs.push((file, settings)),
                 Err(e) => {
                     eprintln!("error: {e} (skipping {})", display(&file));
-                    failed = true;
+                    failed += 1;
                 }
             }
         }
@@ -121,7 +122,7 @@ pub fn run(args: CheckArgs) -> u8 {
             }
             Outcome::Failed { path, reason } => {
                 eprintln!("error: {path}: {reason}");
-                failed = true;
+                failed += 1;
             }
         }
     }
@@ -132,7 +133,8 @@ pub fn run(args: CheckArgs) -> u8 {
             std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         }
     };
-    let summary = FixSummary { fixing: !matches!(mode, Mode::Report), unsafe_fixes: args.unsafe_fixes };
+    let summary =
+        FixSummary { fixing: !matches!(mode, Mode::Report), unsafe_fixes: args.unsafe_fixes, unchecked: failed };
     let written = match (mode, fixed_stdin) {
         (Mode::Diff(_), _) => {
             let fixes: usize = linted.iter().map(|f| f.fixed).sum();
@@ -162,7 +164,7 @@ pub fn run(args: CheckArgs) -> u8 {
         Mode::Diff(_) => !diffs.is_empty(),
         _ => linted.iter().any(|f| !f.diagnostics.is_empty()),
     };
-    if failed {
+    if failed > 0 {
         EXIT_ERROR
     } else if findings && !args.exit_zero {
         EXIT_FINDINGS
@@ -307,14 +309,6 @@ fn process(input: Input, settings: &RuleSettings, mode: Mode) -> Outcome {
     let mut file = source.linted_file(shown, &result.text, result.remaining);
     file.fixed = result.applied;
     Outcome::Done { file, notes, diff, fixed_text }
-}
-
-fn unified_diff(shown: &str, before: &str, after: &str) -> String {
-    similar::TextDiff::from_lines(before, after)
-        .unified_diff()
-        .context_radius(3)
-        .header(&format!("a/{shown}"), &format!("b/{shown}"))
-        .to_string()
 }
 
 /// Paths are shown relative to the working directory when they are below it.

@@ -15,6 +15,7 @@ use crate::suppress::{CodeStatus, Suppressions};
 use checker::{Checker, Match};
 use facts::Facts;
 use predicates::HostPredicate;
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -256,6 +257,10 @@ impl Engine {
         settings: &RuleSettings,
         range: Option<std::ops::Range<usize>>,
     ) -> FileReport {
+        if let Cow::Owned(lines) = crate::source::lone_carriage_returns_as_newlines(source) {
+            // Same offsets, the lines Python sees; a tree parsed from the other text is stale.
+            return self.lint_range(&lines, None, path, settings, range);
+        }
         if Suppressions::ignores_whole_file(source) {
             return FileReport::default();
         }

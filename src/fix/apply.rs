@@ -29,7 +29,7 @@ pub fn fix_source(
     settings: &RuleSettings,
     threshold: Applicability,
 ) -> FixResult {
-    let line_ending = if source.contains("\r\n") { "\r\n" } else { "\n" };
+    let line_ending = crate::source::dominant_line_ending(source);
     let baseline_errors = error_count(source);
     let mut text = source.to_string();
     let mut applied = 0;
@@ -100,9 +100,7 @@ fn overlaps(a: &Edit, b: &Edit) -> bool {
 
 /// Apply the fixes' edits (deduplicated) to `text`.
 pub fn apply_fixes(text: &str, fixes: &[&Fix], line_ending: &str) -> String {
-    let mut edits: Vec<&Edit> = fixes.iter().flat_map(|f| f.edits()).collect();
-    edits.sort();
-    edits.dedup();
+    let edits = super::in_text_order(fixes.iter().flat_map(|f| f.edits()).collect::<Vec<&Edit>>());
     let mut out = String::with_capacity(text.len() + 64);
     let mut at = 0;
     for edit in edits {
@@ -118,5 +116,6 @@ pub fn apply_fixes(text: &str, fixes: &[&Fix], line_ending: &str) -> String {
 }
 
 fn error_count(text: &str) -> usize {
-    parse(text).map_or(usize::MAX, |tree| syntax::error_count(tree.root_node()))
+    parse(&crate::source::lone_carriage_returns_as_newlines(text))
+        .map_or(usize::MAX, |tree| syntax::error_count(tree.root_node()))
 }

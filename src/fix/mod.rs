@@ -3,6 +3,7 @@
 //! actions all apply fixes through `apply`.
 
 pub mod apply;
+pub mod diff;
 pub mod edits;
 pub mod write;
 
@@ -56,14 +57,13 @@ pub struct Fix {
     pub applicability: Applicability,
     /// What the fix does, for a code action's title (`Replace with ...`).
     pub title: String,
+    /// Sorted by range, non-overlapping; insertions at one point keep the rule's order.
     edits: Vec<Edit>,
 }
 
 impl Fix {
-    pub fn new(applicability: Applicability, title: impl Into<String>, mut edits: Vec<Edit>) -> Fix {
-        edits.sort();
-        edits.dedup();
-        Fix { applicability, title: title.into(), edits }
+    pub fn new(applicability: Applicability, title: impl Into<String>, edits: Vec<Edit>) -> Fix {
+        Fix { applicability, title: title.into(), edits: in_text_order(edits) }
     }
 
     pub fn safe(title: impl Into<String>, edits: Vec<Edit>) -> Fix {
@@ -84,4 +84,14 @@ impl Fix {
     pub fn is_applicable(&self, threshold: Applicability) -> bool {
         self.applicability >= threshold && self.applicability != Applicability::DisplayOnly
     }
+}
+
+/// Edits sorted by where they apply, duplicates dropped. The sort is stable: two
+/// insertions at one point (an added `import torch` and a decorator on the file's first
+/// line) keep the order they were given in, which is the order they read in the result.
+pub fn in_text_order<E: std::borrow::Borrow<Edit> + Clone>(mut edits: Vec<E>) -> Vec<E> {
+    edits.sort_by_key(|e| (e.borrow().range.start, e.borrow().range.end));
+    let mut seen = std::collections::HashSet::new();
+    edits.retain(|e| seen.insert(e.borrow().clone()));
+    edits
 }

@@ -59,13 +59,16 @@ impl std::fmt::Display for Place {
     }
 }
 
-/// What the summary says about fixes.
+/// What the summary says besides the findings: fixes, and inputs never checked.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FixSummary {
     /// Fixes were applied (or, with `--diff`, computed).
     pub fixing: bool,
     /// `--unsafe-fixes` was given.
     pub unsafe_fixes: bool,
+    /// Inputs refused with an error (reported on standard error): "All checks passed."
+    /// would claim they were checked.
+    pub unchecked: usize,
 }
 
 impl LintedFile {
@@ -124,7 +127,12 @@ pub fn summary(files: &[LintedFile], fixes: &FixSummary) -> String {
         lines.push(format!("Fixed {fixed} {}.", if fixed == 1 { "problem" } else { "problems" }));
     }
     if total == 0 {
-        lines.push(if fixed > 0 { "No problems remain." } else { "All checks passed." }.to_string());
+        lines.push(match (fixed > 0, fixes.unchecked) {
+            (true, 0) => "No problems remain.".to_string(),
+            (false, 0) => "All checks passed.".to_string(),
+            (_, 1) => "No problems found, but 1 input could not be checked (see the error above).".to_string(),
+            (_, n) => format!("No problems found, but {n} inputs could not be checked (see the errors above)."),
+        });
         return lines.join("\n");
     }
     let counts: Vec<String> = Severity::ALL

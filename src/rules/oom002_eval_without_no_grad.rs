@@ -176,7 +176,8 @@ fn decorate_fix(checker: &Checker, function: Node) -> Option<Fix> {
     let top = tree::parent(function).filter(|p| p.kind() == "decorated_definition").unwrap_or(function);
     let indent = edits::line_indent(source, top.start_byte());
     let decorator = Edit::insert(top.start_byte(), format!("@{torch}.no_grad()\n{indent}"));
-    let edits = std::iter::once(decorator).chain(import).collect();
+    // The import first: both go at the file's start when the function opens the file.
+    let edits = import.into_iter().chain([decorator]).collect();
     Some(Fix::new(Applicability::Unsafe, format!("Decorate with `@{torch}.no_grad()`"), edits))
 }
 
@@ -191,9 +192,10 @@ fn wrap_fix(checker: &Checker, loop_: Node) -> Option<Fix> {
     }
     let unit = edits::indent_unit(source, loop_);
     let opening = Edit::insert(loop_.start_byte(), format!("with {torch}.no_grad():\n{indent}{unit}"));
-    let mut all = vec![opening];
+    // The import first: both go at the file's start when the loop opens the file.
+    let mut all: Vec<Edit> = import.into_iter().collect();
+    all.push(opening);
     all.extend(edits::indent_lines(checker.facts, loop_, &unit));
-    all.extend(import);
     Some(Fix::new(Applicability::Unsafe, format!("Wrap the loop in `with {torch}.no_grad():`"), all))
 }
 
