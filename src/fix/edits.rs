@@ -63,16 +63,9 @@ fn line_end_after(source: &str, offset: usize) -> usize {
     source[offset..].find('\n').map_or(source.len(), |i| offset + i + 1)
 }
 
-/// The quote character the file mostly uses for strings.
-pub fn preferred_quote(source: &str) -> char {
-    let single = source.matches('\'').count();
-    let double = source.matches('"').count();
-    if single > double { '\'' } else { '"' }
-}
-
 /// A string literal in the file's quote style.
-pub fn string_literal(source: &str, value: &str) -> String {
-    let quote = preferred_quote(source);
+pub fn string_literal(facts: &Facts, value: &str) -> String {
+    let quote = facts.preferred_quote();
     format!("{quote}{value}{quote}")
 }
 

@@ -47,7 +47,9 @@ fn mentions_amp(source: &str) -> bool {
 }
 
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
-    let Some(reference) = found.get("reference") else { return };
+    let Some(reference) = found.get("reference").or_else(|| found.get("name").and_then(ended_attribute)) else {
+        return;
+    };
     let facts = checker.facts;
     let qualified = match facts.qualified_name(reference) {
         Some(name) => name,
@@ -106,6 +108,12 @@ fn old_torch_fallback(checker: &Checker, reference: Node) -> bool {
     })
 }
 
+/// The attribute `name` is the last link of (`amp.autocast` for `autocast`).
+fn ended_attribute(name: Node) -> Option<Node> {
+    let attribute = tree::parent(name).filter(|p| p.kind() == "attribute")?;
+    attribute.child_by_field_name("attribute").filter(|a| a.id() == name.id()).map(|_| attribute)
+}
+
 /// The names `torch.amp` provides in place of the deprecated ones.
 const MODERN_NAMES: [&str; 4] = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"];
 
@@ -132,7 +140,7 @@ fn modern_spelling_fix<'t>(checker: &Checker<'_, 't>, reference: Node<'t>, path:
             edits.extend(import_edit);
         }
     }
-    let device_literal = edits::string_literal(checker.source(), device);
+    let device_literal = edits::string_literal(checker.facts, device);
     Some(Fix::safe(format!("Use `torch.amp.{name}` with device {device_literal}"), edits))
 }
 
@@ -153,7 +161,7 @@ fn torch_name<'t>(checker: &Checker<'_, 't>, reference: Node<'t>) -> (String, Op
 /// is not used in a way that can take one.
 fn argument_edits(checker: &Checker, reference: Node, name: &str, device: &str) -> Option<Vec<Edit>> {
     let source = checker.source();
-    let device_literal = edits::string_literal(source, device);
+    let device_literal = edits::string_literal(checker.facts, device);
     let parent = tree::parent(reference)?;
     let call =
         (parent.kind() == "call" && parent.child_by_field_name("function")?.id() == reference.id()).then_some(parent);

@@ -241,7 +241,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let help = "pass `map_location=\"cpu\"` (then `load_state_dict` copies onto the model's device), or the \
                 rank's own device"
         .to_string();
-    let argument = format!("map_location={}", string_literal(source, "cpu"));
+    let argument = format!("map_location={}", string_literal(checker.facts, "cpu"));
     let fix = append_argument(source, call, &argument)
         .map(|edit| Fix::new(Applicability::Unsafe, RULE.fix_title, vec![edit]));
     checker.report(callee, Severity::Warning, message, help).fix = fix;

@@ -20,15 +20,33 @@ pub struct Facts<'t> {
     index: OnceCell<FileIndex<'t>>,
     /// Per function node: whether its body runs with gradients disabled.
     grad_disabled_functions: RefCell<HashMap<usize, bool>>,
+    /// The quote character the file mostly uses (counted once: fixes ask per finding).
+    quote: OnceCell<char>,
 }
 
 impl<'t> Facts<'t> {
     pub fn new(source: &'t str, root: Node<'t>, path: &'t Path) -> Facts<'t> {
-        Facts { source, root, path, index: OnceCell::new(), grad_disabled_functions: RefCell::new(HashMap::new()) }
+        Facts {
+            source,
+            root,
+            path,
+            index: OnceCell::new(),
+            grad_disabled_functions: RefCell::new(HashMap::new()),
+            quote: OnceCell::new(),
+        }
     }
 
     pub fn index(&self) -> &FileIndex<'t> {
         self.index.get_or_init(|| FileIndex::new(self.root, self.source))
+    }
+
+    /// The quote character the file mostly uses for strings.
+    pub fn preferred_quote(&self) -> char {
+        *self.quote.get_or_init(|| {
+            let single = self.source.matches('\'').count();
+            let double = self.source.matches('"').count();
+            if single > double { '\'' } else { '"' }
+        })
     }
 
     pub fn text(&self, node: Node) -> &'t str {
