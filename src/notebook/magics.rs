@@ -33,18 +33,24 @@ pub fn mask(cell: &str) -> Option<Masked> {
     let mut text = String::with_capacity(cell.len());
     let mut magics = Vec::new();
     let mut state = LineState::default();
+    // After an IPython line ending in `\`, IPython reads the next line as its continuation
+    // (`!pip install torch \` then `    torchvision`): not Python either.
+    let mut magic_continues = false;
     for line in cell.split_inclusive('\n') {
         let body = line.trim_end_matches(['\n', '\r']);
         let content = body.trim_start();
         let indent = &body[..body.len() - content.len()];
-        if state.at_statement_start() && content.len() > 1 && is_ipython(content) {
+        let starts_magic = state.at_statement_start() && is_ipython(content);
+        if content.len() > 1 && (magic_continues || starts_magic) {
             text.push_str(indent);
             text.push('#');
             text.extend(std::iter::repeat_n(FILLER, content.len() - 1));
             text.push_str(&line[body.len()..]);
             magics.push(content.to_string());
+            magic_continues = escaped(body.as_bytes(), body.len());
             continue;
         }
+        magic_continues = false;
         state.scan(body);
         text.push_str(line);
     }
@@ -186,6 +192,16 @@ mod tests {
         assert!(mask("%%writefile train.py\nimport torch\n").is_none());
         let timed = mask("%%time\nmodel(x)\n").unwrap();
         assert_eq!(timed.magics, ["%%time"]);
+    }
+
+    #[test]
+    fn a_shell_line_continued_with_a_backslash_is_masked_with_its_continuation() {
+        let cell = "!pip install torch \\\n    torchvision \\\n    timm\nimport torch\nx = 1 + \\\n    2\n";
+        let masked = mask(cell).unwrap();
+        assert_eq!(masked.magics, ["!pip install torch \\", "torchvision \\", "timm"]);
+        assert!(masked.text.ends_with("import torch\nx = 1 + \\\n    2\n"), "Python continuations stay");
+        assert!(!crate::engine::parse(&masked.text).unwrap().root_node().has_error());
+        assert_eq!(unmask(&masked.text, &masked.magics).unwrap(), cell);
     }
 
     #[test]

@@ -27,6 +27,7 @@ mod rule_docs;
 mod settings;
 mod state;
 mod text_sync;
+mod transport;
 
 use state::State;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -45,12 +46,18 @@ pub fn run() -> std::process::ExitCode {
     // Compile every rule's query while the client starts up, so that neither the first
     // diagnostics nor the first edit that brings another rule into play waits for it.
     std::thread::spawn(|| crate::engine::Engine::get().prepare());
+    let lifecycle = Arc::new(transport::Lifecycle::default());
+    let output = transport::SharedOutput(Arc::new(Mutex::new(std::io::stdout())));
     runtime.block_on(async {
         let (service, socket) = LspService::new(Backend::new);
-        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
+        // The framework reads only the frames the transport found well-formed.
+        let (forwarded, framework_input) = transport::ForwardedFrames::channel();
+        let (seen, replies) = (lifecycle.clone(), output.clone());
+        std::thread::spawn(move || transport::forward(std::io::stdin().lock(), forwarded, &seen, &replies));
+        Server::new(framework_input, output, socket).serve(service).await;
     });
     // Do not wait for the thread blocked reading stdin: the client may keep it open.
-    std::process::exit(0)
+    std::process::exit(lifecycle.exit_code())
 }
 
 /// Build the service, for embedding and for in-process tests.
