@@ -19,7 +19,10 @@ const LIMIT: Duration = Duration::from_secs(120);
 /// Best of this many runs (small files run more often, so that timer noise stays small).
 const RUNS: usize = 3;
 
-const SHAPES: [(&str, fn(usize) -> String); 6] = [
+/// A shape's name, and the generator of a file of that many lines.
+type Shape = (&'static str, fn(usize) -> String);
+
+const SHAPES: [Shape; 6] = [
     ("torch.load lines", load_lines),
     ("GradScaler lines", grad_scaler_lines),
     ("nested lambdas", nested_lambdas),
