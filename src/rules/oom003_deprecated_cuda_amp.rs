@@ -63,7 +63,8 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
         None => return,
     };
     let Some((path, replacement)) = DEPRECATED.iter().find(|(path, _)| *path == qualified) else { return };
-    if is_annotation(reference) || old_torch_fallback(checker, reference) {
+    if is_annotation(reference) || crate::engine::facts::version_guard::old_torch_fallback(checker.source(), reference)
+    {
         return;
     }
     let written = checker.text(reference);
@@ -81,31 +82,6 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
 /// so no warning is emitted.
 fn is_annotation(reference: Node) -> bool {
     tree::ancestors(reference).any(|a| a.kind() == "type")
-}
-
-/// A path kept for old PyTorch releases, where the modern spelling does not exist: under
-/// a version or feature test (`if torch_version < ...`, `hasattr(torch, "amp")`) or in the
-/// `except AttributeError` / `ImportError` / `TypeError` fallback after trying `torch.amp`.
-/// The "fix" would break exactly the release the branch is for.
-fn old_torch_fallback(checker: &Checker, reference: Node) -> bool {
-    let source = checker.source();
-    tree::ancestors(reference).any(|a| match a.kind() {
-        "if_statement" | "elif_clause" | "conditional_expression" | "while_statement" => {
-            let condition = match a.kind() {
-                "conditional_expression" => a.named_child(1),
-                _ => a.child_by_field_name("condition"),
-            };
-            condition.is_some_and(|c| {
-                let text = tree::text(c, source).to_ascii_lowercase();
-                text.contains("version") || text.contains("hasattr(")
-            })
-        }
-        "except_clause" => {
-            let caught = a.named_child(0).map(|c| tree::text(c, source)).unwrap_or("");
-            ["AttributeError", "ImportError", "TypeError", "ModuleNotFoundError"].iter().any(|e| caught.contains(e))
-        }
-        _ => false,
-    })
 }
 
 /// The attribute `name` is the last link of (`amp.autocast` for `autocast`).

@@ -49,6 +49,11 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     if tree::keyword_arg(call, "use_reentrant", source).is_some() {
         return;
     }
+    // A branch for PyTorch before 1.11, which has no `use_reentrant` (passing it raises) and
+    // does not warn: the modern branch beside it usually passes it already.
+    if crate::engine::facts::version_guard::old_torch_fallback(source, call) {
+        return;
+    }
     // `**options` may carry it.
     let mut cursor = arguments.walk();
     if arguments.named_children(&mut cursor).any(|a| a.kind() == "dictionary_splat") {

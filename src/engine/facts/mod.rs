@@ -6,6 +6,7 @@ pub mod heuristics;
 pub mod index;
 pub mod names;
 pub mod tensors;
+pub mod version_guard;
 
 use index::FileIndex;
 use std::cell::{OnceCell, RefCell};
