@@ -64,7 +64,10 @@ fn sarif_output_matches_its_snapshot() {
         .map(|r| {
             assert!(r["help"]["markdown"].as_str().unwrap().contains("## Fix safety"));
             let cost = r["properties"]["measuredCost"].as_str().unwrap();
-            assert!(cost.contains("(measured: ") || r["id"] == "OOM100", "{cost}");
+            // OOM006 and OOM009 need a GPU to be measured: until one is recorded, they say so.
+            let gpu_only =
+                ["OOM006", "OOM009"].iter().any(|c| r["id"] == *c) && cost.starts_with("not measured here yet");
+            assert!(cost.contains("(measured: ") || r["id"] == "OOM100" || gpu_only, "{cost}");
             format!("{} {} {}", r["id"], r["name"], r["defaultConfiguration"]["level"])
         })
         .collect();

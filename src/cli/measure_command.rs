@@ -251,8 +251,19 @@ fn rules_report(selected: &[&'static Rule], measured: &Measured, format: ListFor
         // A failed run is reported as an error already; a complete pair must show the cost.
         unshown |= complete && quote.is_err();
         text.push_str(&format!("{} {}\n", rule.code, rule.slug));
+        let ran = measured.runs.iter().any(|r| r.rule == rule.code);
+        if matches!(rule.cost, Cost::Device { .. }) && !ran && measured.error_for(&rule_script(rule, "bad")).is_none() {
+            // Its fixtures run only on a GPU (see `plan::rule_jobs`).
+            let why = "its cost shows only on a CUDA GPU: not run on this backend (scripts/measure-gpu runs it)";
+            text.push_str(&format!("  {why}\n"));
+            if let Ok(quote) = &quote {
+                text.push_str(&format!("  cost: {quote}\n"));
+            }
+            rows.push(json!({"rule": rule.code, "not_run": why, "cost": quote.as_ref().ok()}));
+            continue;
+        }
         for variant in [Variant::Bad, Variant::Good] {
-            let script = format!("{}-{}/{}.py", rule.code, rule.slug, variant.as_str());
+            let script = rule_script(rule, variant.as_str());
             let name = format!("{}.py", variant.as_str());
             match measured.runs.iter().find(|r| r.rule == rule.code && r.variant == variant) {
                 Some(run) => {
@@ -309,6 +320,10 @@ fn rules_report(selected: &[&'static Rule], measured: &Measured, format: ListFor
         ListFormat::Json => (format!("{}\n", serde_json::to_string_pretty(&rows).unwrap_or_default()), unshown),
         ListFormat::Text => (text, unshown),
     }
+}
+
+fn rule_script(rule: &Rule, variant: &str) -> String {
+    format!("{}-{}/{variant}.py", rule.code, rule.slug)
 }
 
 fn indent_after_first(text: &str) -> String {

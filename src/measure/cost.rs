@@ -4,7 +4,7 @@
 
 use super::measurements::{Figures, Measurements, RunRecord, Variant};
 use super::{Backend, format_mib};
-use crate::rules::{Cost, Evidence, Figure, Rule};
+use crate::rules::{Cost, DeviceMeasure, Evidence, Figure, Rule};
 use std::sync::LazyLock;
 
 impl Figure {
@@ -14,6 +14,46 @@ impl Figure {
             Figure::End => figures.end_bytes as f64,
             Figure::Growth => figures.end_bytes as f64 - figures.step_bytes.first().copied().unwrap_or(0) as f64,
             Figure::PerStep => figures.growth_per_step_bytes.unwrap_or(0.0),
+        }
+    }
+}
+
+impl DeviceMeasure {
+    /// What the GPU pair shows, or why it does not show it.
+    pub fn verdict(self, bad: &Figures, good: &Figures) -> Result<String, String> {
+        match self {
+            DeviceMeasure::StepTime { bad: bad_words, good: good_words } => {
+                let time = |f: &Figures, which: &str| {
+                    f.seconds_per_step().ok_or_else(|| format!("{which}.py recorded fewer than 3 steps"))
+                };
+                let (bad_s, good_s) = (time(bad, "bad")?, time(good, "good")?);
+                let driver = |f: &Figures| f.driver_bytes_per_step().map(format_mib).unwrap_or_else(|| "-".into());
+                Ok(format!(
+                    "{:.2} ms per step {bad_words} vs {:.2} ms {good_words}; {} obtained from the driver \
+                     (`cudaMalloc`) per step vs {}",
+                    bad_s * 1e3,
+                    good_s * 1e3,
+                    driver(bad),
+                    driver(good)
+                ))
+            }
+            DeviceMeasure::AllocatorSettings => {
+                fn settings<'f>(f: &'f Figures, which: &str) -> Result<&'f str, String> {
+                    f.stdout
+                        .lines()
+                        .find_map(|l| l.strip_prefix("allocator settings: "))
+                        .map(str::trim)
+                        .ok_or_else(|| format!("{which}.py printed no `allocator settings:` line"))
+                }
+                let (bad_settings, good_settings) = (settings(bad, "bad")?, settings(good, "good")?);
+                if bad_settings == good_settings {
+                    return Err(format!("both report the same settings: `{bad_settings}`"));
+                }
+                Ok(format!(
+                    "after the first CUDA allocation the allocator reports `{bad_settings}` when the variable is set \
+                     after CUDA was first used, `{good_settings}` when it is set before"
+                ))
+            }
         }
     }
 }
@@ -92,6 +132,14 @@ pub fn quote(rule: &Rule, measurements: &Measurements) -> Result<String, String>
     if let Cost::Housekeeping { why } = rule.cost {
         return Ok(format!("no memory cost of its own: {why}"));
     }
+    if let Cost::Device { measure, documented, source } = rule.cost {
+        return match gpu_pair(rule.code, measurements) {
+            Some((bad, good)) => {
+                Ok(format!("{} (measured: {})", measure.verdict(&bad.figures, &good.figures)?, provenance(bad)))
+            }
+            None => Ok(not_measured_yet(documented, source)),
+        };
+    }
     let (bad, good) = best_pair(rule.code, measurements)?;
     let claim = match (rule.cost.memory(), rule.cost) {
         (Some((figure, bad_words, good_words)), _) => format!(
@@ -105,6 +153,19 @@ pub fn quote(rule: &Rule, measurements: &Measurements) -> Result<String, String>
         (None, _) => return Err(format!("{}: no figure or evidence to quote", rule.code)),
     };
     Ok(format!("{claim} (measured: {})", provenance(bad)))
+}
+
+/// The quote of a device cost no GPU has measured: what the documentation says, and where.
+pub fn not_measured_yet(documented: &str, source: &str) -> String {
+    format!("not measured here yet (it needs a CUDA GPU: `scripts/measure-gpu`); documented: {documented} ({source})")
+}
+
+/// The bad/good pair a GPU ran, if any.
+fn gpu_pair<'m>(code: &str, measurements: &'m Measurements) -> Option<(&'m RunRecord, &'m RunRecord)> {
+    let find = |variant| {
+        measurements.runs.iter().find(|r| r.rule == code && r.variant == variant && r.figures.backend == Backend::Cuda)
+    };
+    Some((find(Variant::Bad)?, find(Variant::Good)?))
 }
 
 fn provenance(run: &RunRecord) -> String {
@@ -187,6 +248,61 @@ mod tests {
         let added = with_cost_section("# X\n\n## Example\ncode\n", "figures");
         assert_eq!(added, "# X\n\n## Measured cost\nfigures\n\n## Example\ncode\n");
         assert_eq!(with_cost_section(&added, "figures"), added, "rewriting the same quote changes nothing");
+    }
+
+    fn gpu_figures(step_seconds: Vec<f64>, step_driver_bytes: Vec<u64>, stdout: &str) -> Figures {
+        Figures {
+            backend: Backend::Cuda,
+            device: "NVIDIA H200".into(),
+            torch: "2.15.0".into(),
+            python: "3.11".into(),
+            peak_bytes: 1,
+            end_bytes: 1,
+            step_bytes: Vec::new(),
+            growth_per_step_bytes: None,
+            step_seconds,
+            step_driver_bytes,
+            wall_s: 1.0,
+            warnings: Vec::new(),
+            stdout: stdout.into(),
+        }
+    }
+
+    #[test]
+    fn device_costs_quote_the_gpu_figures_once_recorded() {
+        let time = DeviceMeasure::StepTime { bad: "with it", good: "without it" };
+        let mib = 1024 * 1024;
+        // Steps start at these times; the first step (warm-up) is left out of the median.
+        let bad =
+            gpu_figures(vec![0.0, 0.5, 0.53, 0.56, 0.60], vec![0, 100 * mib, 200 * mib, 300 * mib, 400 * mib], "");
+        let good =
+            gpu_figures(vec![0.0, 0.5, 0.51, 0.52, 0.53], vec![0, 100 * mib, 100 * mib, 100 * mib, 100 * mib], "");
+        assert_eq!(
+            time.verdict(&bad, &good).unwrap(),
+            "30.00 ms per step with it vs 10.00 ms without it; 100 MiB obtained from the driver (`cudaMalloc`) per \
+             step vs 0.0 MiB"
+        );
+        let short = gpu_figures(vec![0.0, 0.5], Vec::new(), "");
+        assert!(time.verdict(&short, &good).unwrap_err().contains("fewer than 3 steps"));
+
+        let settings = DeviceMeasure::AllocatorSettings;
+        let late = gpu_figures(Vec::new(), Vec::new(), "allocator settings: (defaults)\n");
+        let early = gpu_figures(Vec::new(), Vec::new(), "allocator settings: expandable_segments:True\n");
+        let quote = settings.verdict(&late, &early).unwrap();
+        assert!(
+            quote.contains("`(defaults)` when the variable is set after")
+                && quote.contains("`expandable_segments:True`")
+        );
+        assert!(settings.verdict(&early, &early).is_err(), "the same settings show nothing");
+    }
+
+    #[test]
+    fn a_device_cost_without_a_gpu_run_says_it_is_not_measured_and_quotes_its_source() {
+        let rule = crate::rules::find("OOM006").unwrap();
+        let quote = quote(rule, &Measurements::default()).unwrap();
+        assert!(quote.starts_with("not measured here yet") && quote.contains("cuda-memory-management"), "{quote}");
+        let Cost::Device { documented, .. } = rule.cost else { panic!("OOM006 has a device cost") };
+        assert!(quote.contains(documented));
     }
 
     #[test]

@@ -46,6 +46,14 @@ pub struct Figures {
     /// Live bytes each time a batch was drawn, and once more when the batches ran out.
     pub step_bytes: Vec<u64>,
     pub growth_per_step_bytes: Option<f64>,
+    /// Seconds since the start of `main()` each time a batch was drawn (the device
+    /// synchronized first on a GPU), like `step_bytes`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub step_seconds: Vec<f64>,
+    /// On a GPU: bytes the allocator had obtained from the driver (`cudaMalloc`) so far,
+    /// each time a batch was drawn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub step_driver_bytes: Vec<u64>,
     pub wall_s: f64,
     #[serde(default)]
     pub warnings: Vec<Warning>,
@@ -54,6 +62,26 @@ pub struct Figures {
 }
 
 impl Figures {
+    /// The median time of a step, from the second on (the first one warms up).
+    pub fn seconds_per_step(&self) -> Option<f64> {
+        let mut steps: Vec<f64> = self.step_seconds.windows(2).skip(1).map(|w| w[1] - w[0]).collect();
+        if steps.len() < 2 {
+            return None;
+        }
+        steps.sort_by(f64::total_cmp);
+        Some(steps[steps.len() / 2])
+    }
+
+    /// Bytes obtained from the driver per step, from the second step on (the first one
+    /// fills the cache).
+    pub fn driver_bytes_per_step(&self) -> Option<f64> {
+        let marks = &self.step_driver_bytes;
+        if marks.len() < 3 {
+            return None;
+        }
+        Some((marks[marks.len() - 1] as f64 - marks[1] as f64) / (marks.len() - 2) as f64)
+    }
+
     /// The figures that a deterministic backend must reproduce exactly (not wall time,
     /// not the environment).
     fn same_memory(&self, other: &Figures) -> bool {

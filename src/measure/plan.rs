@@ -28,6 +28,10 @@ pub enum Subject {
 pub fn rule_jobs(rules: &[&'static Rule], backend: Backend) -> Vec<Job> {
     let mut jobs = Vec::new();
     for &rule in rules.iter().filter(|r| r.has_fixtures()) {
+        // What these show exists only on a GPU: nothing to run elsewhere.
+        if matches!(rule.cost, Cost::Device { .. }) && backend != Backend::Cuda {
+            continue;
+        }
         let (backend, args) = match (rule.cost, backend) {
             (Cost::DeviceMemory { .. }, Backend::Fake | Backend::Cpu) => {
                 (Backend::Fake, vec!["--device".into(), "cuda".into()])

@@ -11,6 +11,11 @@ arguments. The record (the last line of standard output, after `OOMLINT-RECORD `
 - step_bytes: the memory live each time a batch is drawn from one of
   `reference_model`'s `*_batches` generators, and once more when the batches run out; from these,
   growth_per_step_bytes (the mean growth from the first step on);
+- step_seconds: seconds since main() started each time a batch is drawn (on cuda, after
+  synchronizing the device, so each step's kernels are counted in it);
+- step_driver_bytes (cuda only): the bytes the caching allocator has obtained from the
+  driver with cudaMalloc so far (`reserved_bytes.all.allocated`), at the same moments: its
+  growth per step is what the allocator had to get back after releasing its cache;
 - wall_s, torch, python, device, backend, warnings (category and message of every
   warning), stdout (what the script printed).
 
@@ -157,10 +162,11 @@ def track_loaded_tensors(memory):
 
 
 class CudaMemory:
-    """The CUDA caching allocator's own counters."""
-
-    def __init__(self):
-        torch.cuda.reset_peak_memory_stats()
+    """The CUDA caching allocator's own counters. Nothing here initializes CUDA before
+    the script does (the counters read 0 until it has, and start from 0 in this fresh
+    process): the script's own first CUDA use must be the first, since that is when the
+    allocator reads PYTORCH_CUDA_ALLOC_CONF.
+    """
 
     def allocated(self):
         return torch.cuda.memory_allocated()
@@ -178,7 +184,24 @@ def usable_cuda():
     return None
 
 
-def record_steps(memory, marks):
+class StepClock:
+    """When each step started, and (on cuda) what the allocator had obtained from the
+    driver by then."""
+
+    def __init__(self, cuda):
+        self.cuda = cuda
+        self.started = time.perf_counter()
+        self.seconds = []
+        self.driver_bytes = []
+
+    def mark(self):
+        if self.cuda and torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+            self.driver_bytes.append(torch.cuda.memory_stats().get("reserved_bytes.all.allocated", 0))
+        self.seconds.append(round(time.perf_counter() - self.started, 6))
+
+
+def record_steps(memory, marks, clock):
     """Wraps reference_model's batch generators so that each batch drawn marks a step."""
     import reference_model
 
@@ -186,6 +209,7 @@ def record_steps(memory, marks):
         def batches(*args, **kwargs):
             source = original(*args, **kwargs)
             while True:
+                clock.mark()
                 marks.append(memory.allocated())
                 try:
                     batch = next(source)
@@ -278,18 +302,19 @@ def main():
             emulated = torch.device(named).type
 
     marks = []
+    clock = StepClock(cuda=options.backend == "cuda")
     captured = io.StringIO()
     started = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(captured):
         warnings.simplefilter("always")
         if options.backend == "cuda":
             memory = CudaMemory()
-            record_steps(memory, marks)
+            record_steps(memory, marks, clock)
             end = call_main(script, script_args, memory, marks)
             torch.cuda.synchronize()
         elif options.backend == "cpu":
             memory = LiveStorageTracker(shim_values=False)
-            record_steps(memory, marks)
+            record_steps(memory, marks, clock)
             track_loaded_tensors(memory)
             with memory:
                 end = call_main(script, script_args, memory, marks)
@@ -298,7 +323,7 @@ def main():
 
             memory = LiveStorageTracker(shim_values=True, device_type=emulated)
             skip_conversions_that_change_nothing()
-            record_steps(memory, marks)
+            record_steps(memory, marks, clock)
             track_loaded_tensors(memory)
             with FakeTensorMode(), memory:
                 end = call_main(script, script_args, memory, marks)
@@ -316,6 +341,8 @@ def main():
             "end_bytes": end,
             "step_bytes": marks,
             "growth_per_step_bytes": growth_per_step(marks),
+            "step_seconds": clock.seconds,
+            "step_driver_bytes": clock.driver_bytes,
             "wall_s": round(wall, 3),
             "warnings": [
                 {"category": w.category.__name__, "message": str(w.message)}

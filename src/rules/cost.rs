@@ -16,6 +16,21 @@ pub enum Cost {
     Evidence(Evidence),
     /// A rule about the linter's own comments: nothing to run, `why` says what it saves.
     Housekeeping { why: &'static str },
+    /// A cost only a CUDA device shows (time, the allocator's own state): its fixtures run
+    /// only on a GPU. Until a GPU run is recorded, the `documented` behaviour is quoted
+    /// with its `source`, marked as not measured here yet.
+    Device { measure: DeviceMeasure, documented: &'static str, source: &'static str },
+}
+
+/// What a GPU run of a [`Cost::Device`] rule's fixtures shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceMeasure {
+    /// Time per step, and bytes the allocator obtained from the driver (`cudaMalloc`) per
+    /// step, of `bad.py` against `good.py`: "{time} per step {bad} vs {time} {good}".
+    StepTime { bad: &'static str, good: &'static str },
+    /// The settings the allocator reports after the first CUDA allocation, as each
+    /// fixture prints them (`allocator settings: ...`).
+    AllocatorSettings,
 }
 
 impl Cost {
@@ -23,7 +38,7 @@ impl Cost {
     pub fn memory(self) -> Option<(Figure, &'static str, &'static str)> {
         match self {
             Cost::Memory { figure, bad, good } | Cost::DeviceMemory { figure, bad, good } => Some((figure, bad, good)),
-            Cost::Evidence(_) | Cost::Housekeeping { .. } => None,
+            Cost::Evidence(_) | Cost::Housekeeping { .. } | Cost::Device { .. } => None,
         }
     }
 }

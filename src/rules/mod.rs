@@ -9,7 +9,7 @@ pub mod cost;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::engine::checker::{Checker, Match};
 use crate::suppress::{CodeStatus, Suppressions};
-pub use cost::{Cost, Evidence, Figure};
+pub use cost::{Cost, DeviceMeasure, Evidence, Figure};
 
 /// One line per rule: its module, which holds `pub static RULE: Rule`. `RULES` lists them
 /// in this order.
@@ -26,8 +26,10 @@ registry! {
     oom003_deprecated_cuda_amp,
     oom004_checkpoint_late_binding,
     oom005_checkpoint_reentrant_default,
+    oom006_empty_cache_in_loop,
     oom007_retain_graph_in_loop,
     oom008_load_without_map_location,
+    oom009_alloc_conf_too_late,
     oom010_retry_inside_except,
     oom011_hidden_state_not_detached,
     oom100_unused_suppression,

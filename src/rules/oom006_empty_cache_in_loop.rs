@@ -1,0 +1,233 @@
+//! OOM006 empty-cache-in-loop: `torch.cuda.empty_cache()` on every iteration of a
+//! training or evaluation loop, directly or through a helper the loop calls.
+
+use super::{Check, Cost, DeviceMeasure, Rule, rule_files};
+use crate::diagnostic::Severity;
+use crate::engine::checker::{Checker, Match};
+use crate::engine::facts::Facts;
+use crate::engine::facts::heuristics::{is_forward_method_name, words};
+use crate::engine::tree;
+use tree_sitter::Node;
+
+const FILES: (&str, &str) = rule_files!("OOM006-empty-cache-in-loop");
+
+pub static RULE: Rule = Rule {
+    code: "OOM006",
+    slug: "empty-cache-in-loop",
+    default_severity: Severity::Warning,
+    preview: false,
+    summary: "`torch.cuda.empty_cache()` on every step of a training or evaluation loop",
+    cost: Cost::Device {
+        measure: DeviceMeasure::StepTime {
+            bad: "with `torch.cuda.empty_cache()` after every step",
+            good: "without it",
+        },
+        documented: "`empty_cache()` frees no tensor: it hands the caching allocator's unused blocks back to the \
+                     driver, which the next step must get again through `cudaMalloc` (the cache exists so that \
+                     allocations need neither `cudaMalloc` nor a device synchronization), and it does not increase \
+                     the memory available to PyTorch",
+        source: "PyTorch docs, CUDA semantics, \"Memory management\" \
+                 (https://pytorch.org/docs/stable/notes/cuda.html#cuda-memory-management)",
+    },
+    fix_title: "Call `empty_cache()` once, outside the loop",
+    docs: FILES.1,
+    query: FILES.0,
+    could_match: |source| source.contains("empty_cache"),
+    check: Check::Query(check),
+};
+
+/// The allocators whose cache `empty_cache()` releases.
+const APIS: [&str; 4] =
+    ["torch.cuda.empty_cache", "torch.xpu.empty_cache", "torch.mps.empty_cache", "torch.accelerator.empty_cache"];
+
+/// How many helper calls deep a call is followed to the loop that makes it.
+const MAX_HELPER_DEPTH: usize = 2;
+
+fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
+    let (Some(call), Some(callee)) = (found.get("call"), found.get("callee")) else { return };
+    let facts = checker.facts;
+    if facts.resolves_to(callee, &APIS).is_none() {
+        return;
+    }
+    let Some(path) = per_step(facts, call, 0) else { return };
+    let spelled = checker.text(call);
+    let line = path.step_loop.start_position().row + 1;
+    let message = match path.helper {
+        None => format!(
+            "`{spelled}` runs on every iteration of the loop at line {line}, once per step: it frees no tensor, it \
+             hands the allocator's cached blocks back to the driver, so the next step must `cudaMalloc` them again"
+        ),
+        Some(helper) => format!(
+            "`{spelled}` in `{helper}()` runs once per step of the loop at line {line} that calls it: it frees no \
+             tensor, it hands the allocator's cached blocks back to the driver, so the next step must `cudaMalloc` \
+             them again"
+        ),
+    };
+    let help = "call it once outside the loop (after training, between experiments, in an out-of-memory handler); \
+                against fragmentation set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` instead"
+        .to_string();
+    checker.report(call, Severity::Warning, message, help);
+}
+
+/// Where a call runs once per step: the step loop, and the helper it was reached through.
+struct StepPath<'t> {
+    step_loop: Node<'t>,
+    helper: Option<&'t str>,
+}
+
+/// The step loop `site` runs in on every iteration, directly or through the callers of
+/// the function it is in.
+fn per_step<'t>(facts: &Facts<'t>, site: Node<'t>, depth: usize) -> Option<StepPath<'t>> {
+    let source = facts.source;
+    let function = tree::enclosing_function(site);
+    let function_name = function
+        .filter(|f| f.kind() == "function_definition")
+        .and_then(|f| f.child_by_field_name("name"))
+        .map(|n| tree::text(n, source));
+    // Inside a network's own forward pass a loop runs over frames or chunks of one
+    // input, deliberately offloaded: not a training or evaluation step.
+    if function_name.is_some_and(is_forward_method_name) {
+        return None;
+    }
+    if let Some(step_loop) = tree::enclosing_loop(site) {
+        let counters = loop_targets(step_loop, source);
+        let guarded = tree::ancestors_in_function(site)
+            .take_while(|a| a.id() != step_loop.id())
+            .any(|a| runs_only_sometimes(a, site, &counters, source));
+        return (!guarded && is_step_loop(facts, step_loop)).then_some(StepPath { step_loop, helper: None });
+    }
+    // Not in a loop here: a helper whose every call is once per step.
+    let (function, name) = (function?, function_name?);
+    if depth >= MAX_HELPER_DEPTH || has_step_loop(facts, function) {
+        return None;
+    }
+    let callers = facts.calls_named(&[name], facts.root);
+    callers.into_iter().filter(|c| !tree::contains(function, *c) && calls_function(*c, source)).find_map(|caller| {
+        per_step(facts, caller, depth + 1).map(|found| StepPath { helper: Some(found.helper.unwrap_or(name)), ..found })
+    })
+}
+
+/// `helper(...)`, `self.helper(...)`: a call of a function or method, not of a method on
+/// some other object that happens to share its name.
+fn calls_function(call: Node, source: &str) -> bool {
+    let Some(function) = call.child_by_field_name("function") else { return false };
+    match function.kind() {
+        "identifier" => true,
+        "attribute" => function.child_by_field_name("object").is_some_and(|o| tree::text(o, source) == "self"),
+        _ => false,
+    }
+}
+
+/// Code between a loop and the call that does not run on every iteration: an `except`
+/// (recovery, only after a failure), the `finally` of a `try` that handles running out
+/// of memory, a branch taken on some steps only (`if step % 100 == 0`, `if i in
+/// eval_iters`), or a branch behind a switch the user sets for memory (`if clear_cache:`,
+/// `if args.low_memory:`).
+fn runs_only_sometimes(node: Node, site: Node, counters: &[&str], source: &str) -> bool {
+    match node.kind() {
+        "except_clause" | "except_group_clause" => true,
+        "finally_clause" => node.parent().is_some_and(|statement| {
+            let mut cursor = statement.walk();
+            statement
+                .named_children(&mut cursor)
+                .any(|c| c.kind() == "except_clause" && catches_out_of_memory(c, source))
+        }),
+        // Only the branch the condition selects: an `else` runs on the other steps.
+        "if_statement" | "elif_clause"
+            if node.child_by_field_name("consequence").is_some_and(|branch| tree::contains(branch, site)) =>
+        {
+            let Some(condition) = node.child_by_field_name("condition") else { return false };
+            tree::descendants(condition).any(|n| {
+                n.kind() == "%"
+                    || (n.kind() == "identifier" && counters.contains(&tree::text(n, source)))
+                    || (n.kind() == "identifier"
+                        && words(tree::text(n, source)).iter().any(|w| MEMORY_WORDS.contains(&w.as_str())))
+            })
+        }
+        _ => false,
+    }
+}
+
+/// Words of a switch that turns memory saving on (`clear_cache`, `low_mem`, `offload`).
+const MEMORY_WORDS: [&str; 6] = ["cache", "memory", "mem", "offload", "empty", "oom"];
+
+/// The step counters a `for` loop binds: its target over `range(...)`, or the index of
+/// `enumerate(...)` (`i`, `step`); conditions on them pick some steps.
+fn loop_targets<'t>(step_loop: Node<'t>, source: &'t str) -> Vec<&'t str> {
+    let (Some(left), Some(right)) = (step_loop.child_by_field_name("left"), step_loop.child_by_field_name("right"))
+    else {
+        return Vec::new();
+    };
+    let names = crate::engine::facts::index::target_names(left);
+    match (right.kind(), tree::callee_name(right, source)) {
+        ("call", Some("range")) => names.into_iter().map(|n| tree::text(n, source)).collect(),
+        ("call", Some("enumerate")) => {
+            let first = tree::unparenthesize(left);
+            let first =
+                if matches!(first.kind(), "pattern_list" | "tuple_pattern") { first.named_child(0) } else { None };
+            first.filter(|n| n.kind() == "identifier").map(|n| vec![tree::text(n, source)]).unwrap_or_default()
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn catches_out_of_memory(handler: Node, source: &str) -> bool {
+    let text = tree::text(handler, source);
+    text.contains("OutOfMemoryError") || text.contains("out of memory")
+}
+
+/// A loop whose every iteration is one step: it draws batches from a data loader, or its
+/// own body (not an inner loop) runs the network, a backward pass, an optimizer step or
+/// generation. An epoch loop (`for epoch in ...`), a loop whose steps all run in an inner
+/// loop or a called function, and an interactive loop that waits for input are not.
+fn is_step_loop<'t>(facts: &Facts<'t>, step_loop: Node<'t>) -> bool {
+    let source = facts.source;
+    let header_words =
+        |field: &str| step_loop.child_by_field_name(field).map(|n| words(tree::text(n, source))).unwrap_or_default();
+    let (target, iterable) = (header_words("left"), header_words("right"));
+    if target.iter().chain(&iterable).any(|w| w == "epoch" || w == "epochs") {
+        return false;
+    }
+    let Some(body) = step_loop.child_by_field_name("body") else { return false };
+    let own_calls: Vec<Node<'t>> = tree::descendants(body)
+        .filter(|n| n.kind() == "call")
+        .filter(|call| {
+            !tree::ancestors(*call)
+                .take_while(|a| a.id() != step_loop.id())
+                .any(|a| tree::is_loop(a.kind()) || tree::is_function(a.kind()))
+        })
+        .collect();
+    if own_calls.iter().any(|c| tree::callee_name(*c, source) == Some("input")) {
+        return false;
+    }
+    let draws_batches = iterable.iter().any(|w| matches!(w.as_str(), "loader" | "dataloader" | "batches" | "dl"));
+    draws_batches || own_calls.iter().any(|c| runs_a_step(facts, *c))
+}
+
+/// A forward pass, a loss, `backward()`, `generate()`, or an optimizer's `step()`.
+fn runs_a_step<'t>(facts: &Facts<'t>, call: Node<'t>) -> bool {
+    let source = facts.source;
+    match tree::callee_name(call, source) {
+        Some("backward" | "generate") => true,
+        Some("step") => tree::method_receiver(call).is_some_and(|receiver| {
+            words(tree::text(receiver, source)).iter().any(|w| w.starts_with("optim") || w == "opt" || w == "scaler")
+        }),
+        // `self._init_train_model(...)`, `build_model(...)`: set-up named after a model.
+        Some(name) if words(name).iter().any(|w| SETUP_WORDS.contains(&w.as_str())) => false,
+        _ => facts.is_forward_or_loss_call(call),
+    }
+}
+
+/// Words that make a call set-up work, not a step, whatever model it names.
+const SETUP_WORDS: [&str; 14] = [
+    "init", "build", "create", "load", "save", "prepare", "setup", "wrap", "get", "set", "make", "compile", "copy",
+    "export",
+];
+
+/// Whether `function` has a step loop of its own (a per-epoch or whole-run function).
+fn has_step_loop<'t>(facts: &Facts<'t>, function: Node<'t>) -> bool {
+    tree::descendants(function)
+        .filter(|n| tree::is_loop(n.kind()))
+        .filter(|n| tree::enclosing_function(*n).is_some_and(|f| f.id() == function.id()))
+        .any(|n| is_step_loop(facts, n))
+}
