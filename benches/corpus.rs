@@ -1,7 +1,8 @@
 //! Lints a real corpus (`scripts/bench` defaults to training scripts) and prints, from the
 //! same run: oomlint's wall time (the `oomlint check` process, start-up included), the
 //! time of a parse-only pass over the same files (the floor for a tree-sitter design),
-//! their ratio and its spread over the runs, files/s, MB/s and oomlint's peak RSS.
+//! the time of a cold project index over them, their ratios and the spread over the
+//! runs, files/s, MB/s, oomlint's peak RSS and the memory the index holds.
 //!
 //! Run with `scripts/bench` (which finds the corpus), or
 //! `cargo bench --bench corpus -- DIR` (`OOMLINT_BENCH_RUNS` runs, 7 by default).
@@ -35,14 +36,23 @@ fn main() {
     // Alternate the two passes so both see the same machine state; the first pair only
     // warms the file cache.
     let mut parse_times = Vec::new();
+    let mut index_times = Vec::new();
     let mut lint_times = Vec::new();
+    let mut index_mb = 0.0;
     parse_only(&corpus);
     lint(&binary, &corpus);
-    for _ in 0..runs {
+    for run in 0..runs {
+        let (time, held) = index_only(&corpus);
+        index_times.push(time);
+        // The first run's growth: later runs reuse memory the earlier ones freed.
+        if run == 0 {
+            index_mb = held;
+        }
         parse_times.push(parse_only(&corpus));
         lint_times.push(lint(&binary, &corpus));
     }
     let parse = *parse_times.iter().min().expect("runs");
+    let index = *index_times.iter().min().expect("runs");
     let lint = *lint_times.iter().min().expect("runs");
     // Each run's own ratio: how much the machine's load moved the figure.
     let mut ratios: Vec<f64> =
@@ -59,6 +69,12 @@ fn main() {
         megabytes / parse.as_secs_f64()
     );
     println!(
+        "project index:    {:>7.3} s  {:>7.0} files/s  {:>6.1} MB/s",
+        index.as_secs_f64(),
+        files.len() as f64 / index.as_secs_f64(),
+        megabytes / index.as_secs_f64()
+    );
+    println!(
         "oomlint check:    {:>7.3} s  {:>7.0} files/s  {:>6.1} MB/s",
         lint.as_secs_f64(),
         files.len() as f64 / lint.as_secs_f64(),
@@ -71,7 +87,31 @@ fn main() {
         ratios[0],
         ratios[ratios.len() - 1]
     );
+    println!("ratio (index / parse-only):   {:.2}x  (target <= 1.30x)", index.as_secs_f64() / parse.as_secs_f64());
     println!("oomlint peak RSS: {peak_rss_mb:.1} MB  (target < 150 MB)");
+    println!("project index held: {index_mb:.1} MB of resident memory  (target < 200 MB)");
+}
+
+/// Discover the files and build the project index over them, cold (no cache), as
+/// `check` and the server do at start. Returns the time and the resident memory the
+/// finished index adds (measured while it is alive).
+fn index_only(corpus: &Path) -> (Duration, f64) {
+    let before = resident_mb();
+    let start = Instant::now();
+    let mut resolver = ConfigResolver::new(None).expect("default configuration");
+    let files = discover::python_files(&[corpus.to_path_buf()], &mut resolver).files;
+    let (index, _skipped) = oomlint::project::ProjectIndex::build(&files);
+    let elapsed = start.elapsed();
+    let held = resident_mb() - before;
+    std::hint::black_box(index.len());
+    (elapsed, held)
+}
+
+/// This process's resident set, in MB (Linux; 0 elsewhere).
+fn resident_mb() -> f64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: f64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0.0);
+    pages * 4096.0 / 1e6
 }
 
 /// Discover, read and parse every file in parallel: what any tree-sitter linter must do.

@@ -134,7 +134,7 @@ impl Config {
                 selected && !ignored.iter().any(|sel| selects(sel, rule.code)) && (preview || !rule.preview)
             })
             .collect();
-        RuleSettings { enabled, severity: self.severity.clone() }
+        RuleSettings { enabled, severity: self.severity.clone(), project: None }
     }
 }
 

@@ -59,4 +59,16 @@ pub struct Diagnostic {
     pub help: String,
     /// The repair, computed with the finding so every front end applies the same edits.
     pub fix: Option<crate::fix::Fix>,
+    /// Places in other files that decided the finding (the caller that runs a function
+    /// with autograd on, the callee that returns a graph-attached tensor).
+    pub related: Vec<Related>,
+}
+
+/// A place in another file that a finding rests on, with what it shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Related {
+    pub path: std::path::PathBuf,
+    /// 1-based.
+    pub line: u32,
+    pub message: String,
 }

@@ -12,6 +12,7 @@ pub mod fix;
 pub mod lint;
 pub mod measure;
 pub mod notebook;
+pub mod project;
 pub mod render;
 pub mod rules;
 pub mod server;

@@ -5,17 +5,19 @@
 use super::{CheckArgs, ColorChoice, EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS};
 use crate::config::{self, ConfigResolver, Overrides};
 use crate::discover;
-use crate::engine::{Engine, RuleSettings};
+use crate::engine::{Engine, Project, RuleSettings};
 use crate::fix::Applicability;
 use crate::fix::diff::unified_diff;
 use crate::fix::write::write_atomically;
 use crate::lint::{self, Contents, SourceKind};
+use crate::project::{self, ProjectIndex};
 use crate::render::{self, FixSummary, LintedFile};
 use crate::rules::RULES;
 use crate::source::LineIndex;
 use rayon::prelude::*;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What `check` does with the fixes it finds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +68,10 @@ pub fn run(args: CheckArgs) -> u8 {
     let outcomes = if reads_stdin {
         let name = args.stdin_filename.clone().unwrap_or_else(|| PathBuf::from("-"));
         match settings_for(&name, &mut resolver, &overrides) {
-            Ok(settings) => vec![process(Input::Stdin(&name), &settings, mode)],
+            Ok(mut settings) => {
+                settings.project = Some(project_of(std::slice::from_ref(&name), &[], &mut resolver));
+                vec![process(Input::Stdin(&name), &settings, mode)]
+            }
             Err(e) => {
                 eprintln!("error: {e}");
                 return EXIT_ERROR;
@@ -83,10 +88,14 @@ pub fn run(args: CheckArgs) -> u8 {
             eprintln!("error: {e}");
             failed += 1;
         }
+        let project = project_of(&paths, &discovery.files, &mut resolver);
         let mut jobs = Vec::new();
         for file in discovery.files {
             match settings_for(&file, &mut resolver, &overrides) {
-                Ok(settings) => jobs.push((file, settings)),
+                Ok(mut settings) => {
+                    settings.project = Some(project.clone());
+                    jobs.push((file, settings))
+                }
                 Err(e) => {
                     eprintln!("error: {e} (skipping {})", display(&file));
                     failed += 1;
@@ -208,6 +217,23 @@ fn warn_preview_selections(overrides: &Overrides, resolver: &mut ConfigResolver)
             "warning: `--select {code}` has no effect: {code} is a preview rule; add --preview (or `preview = true` in the configuration) to run it"
         );
     }
+}
+
+/// The index of the projects `paths` belong to (see `project::roots_for`), so that
+/// facts cross file boundaries. A project file that cannot be indexed is reported unless
+/// it is one of `checked` (whose own error is reported when it is linted).
+fn project_of(paths: &[PathBuf], checked: &[PathBuf], resolver: &mut ConfigResolver) -> Project {
+    let roots = project::roots_for(paths);
+    let mut files = discover::python_files(&roots, resolver).files;
+    files.extend(checked.iter().cloned());
+    files.sort();
+    files.dedup();
+    let (index, skipped) = ProjectIndex::build(&files);
+    let checked: Vec<PathBuf> = checked.iter().map(|f| project::normalize(f)).collect();
+    for file in skipped.iter().filter(|s| !checked.contains(&s.path)) {
+        eprintln!("warning: {}: not indexed: {}", display(&file.path), file.reason);
+    }
+    Project(Arc::new(index))
 }
 
 fn settings_for(

@@ -39,8 +39,15 @@ impl<'a, 't> Checker<'a, 't> {
 
     /// Report a finding; attach a fix through the returned diagnostic.
     pub fn report(&mut self, node: Node, severity: Severity, message: String, help: String) -> &mut Diagnostic {
-        let diagnostic =
-            Diagnostic { code: self.rule.code, range: TextRange::of(node), severity, message, help, fix: None };
+        let diagnostic = Diagnostic {
+            code: self.rule.code,
+            range: TextRange::of(node),
+            severity,
+            message,
+            help,
+            fix: None,
+            related: Vec::new(),
+        };
         self.diagnostics.push(diagnostic);
         self.diagnostics.last_mut().expect("just pushed")
     }

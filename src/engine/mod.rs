@@ -100,17 +100,30 @@ impl CombinedQuery {
     }
 }
 
-/// Which rules run, and at what severity, for one file.
+/// Which rules run, and at what severity, for one file, and the project it belongs to.
 #[derive(Debug, Clone)]
 pub struct RuleSettings {
     /// Indexed like the engine's rules (`RULES` for the built-in engine).
     pub enabled: Vec<bool>,
     pub severity: HashMap<&'static str, Severity>,
+    /// What the other files of the project say (callers, decorators, callees); without
+    /// it the facts stop at the file's edge.
+    pub project: Option<Project>,
+}
+
+/// The project a file is linted in, shared by every file of it.
+#[derive(Clone)]
+pub struct Project(pub std::sync::Arc<dyn facts::cross_file::ProjectFacts>);
+
+impl std::fmt::Debug for Project {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Project")
+    }
 }
 
 impl Default for RuleSettings {
     fn default() -> Self {
-        RuleSettings { enabled: vec![true; RULES.len()], severity: HashMap::new() }
+        RuleSettings { enabled: vec![true; RULES.len()], severity: HashMap::new(), project: None }
     }
 }
 
@@ -288,7 +301,7 @@ impl Engine {
         let root = tree.root_node();
         let _parents = tree::index_parents(root);
         let syntax_errors = syntax::errors(root, source);
-        let facts = Facts::new(source, root, path);
+        let facts = Facts::new(source, root, path).with_project(settings.project.as_ref().map(|p| &*p.0));
         let mut diagnostics = Vec::new();
         let mut reported = HashSet::new();
         let mut cursor = QueryCursor::new();

@@ -38,6 +38,10 @@ pub fn render(files: &[LintedFile], color: bool, out: &mut dyn Write) -> io::Res
             writeln!(out, "{pad} {} {lead}{carets}", style.dim("|"))?;
             writeln!(out, "{pad} {}", style.dim("|"))?;
             writeln!(out, "{pad} {} {}", style.dim("="), format_args!("help: {}", diagnostic.help))?;
+            for related in &diagnostic.related {
+                let place = format!("{}:{}", super::shown_path(&related.path), related.line);
+                writeln!(out, "{pad} {} note: {place}: {}", style.dim("="), related.message)?;
+            }
             if let Some(rule) = crate::rules::find(diagnostic.code) {
                 writeln!(out, "{pad} {} cost: {}", style.dim("="), rule.measured_cost())?;
             }

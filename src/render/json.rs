@@ -47,6 +47,16 @@ struct JsonDiagnostic<'a> {
     location: JsonLocation,
     end_location: JsonLocation,
     fix: Option<JsonFix<'a>>,
+    /// Places in other files the finding rests on.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    related: Vec<JsonRelated<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonRelated<'a> {
+    filename: String,
+    row: u32,
+    message: &'a str,
 }
 
 pub fn render(files: &[LintedFile], out: &mut dyn Write) -> io::Result<()> {
@@ -78,6 +88,11 @@ pub fn render(files: &[LintedFile], out: &mut dyn Write) -> io::Result<()> {
                 location: start.into(),
                 end_location: end.into(),
                 fix,
+                related: diagnostic
+                    .related
+                    .iter()
+                    .map(|r| JsonRelated { filename: super::shown_path(&r.path), row: r.line, message: &r.message })
+                    .collect(),
             });
         }
     }

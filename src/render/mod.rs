@@ -199,3 +199,9 @@ impl Style {
         self.paint("34", text)
     }
 }
+
+/// A path as findings show it: relative to the working directory when below it.
+pub fn shown_path(path: &std::path::Path) -> String {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    path.strip_prefix(&cwd).unwrap_or(path).display().to_string()
+}

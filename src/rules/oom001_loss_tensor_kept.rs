@@ -48,8 +48,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     }
     // Each step must build a graph of its own (a forward pass or a loss); slices of one
     // graph made before the loop share it and cost nothing per step.
-    if step.is_some_and(|step| !tree::descendants(step).any(|n| n.kind() == "call" && facts.is_forward_or_loss_call(n)))
-    {
+    if step.is_some_and(|step| !tree::descendants(step).any(|n| n.kind() == "call" && facts.builds_graph(n))) {
         return;
     }
     let region = step.unwrap_or_else(|| tree::enclosing_body(store));
@@ -74,7 +73,27 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
         format!("store `{value_text}.detach()` (or move it off the GPU with `.detach().cpu()`)")
     };
     let fix = detach_fix(checker, value);
-    checker.report(store, severity, message, help).fix = Some(fix);
+    let callee = project_callee_of(checker, value);
+    let diagnostic = checker.report(store, severity, message, help);
+    diagnostic.fix = Some(fix);
+    diagnostic.related.extend(callee);
+}
+
+/// The project function (in another file, or this one) whose returned tensor `value`
+/// is, directly (`compute_loss(batch)`) or through one assignment (`loss =
+/// compute_loss(batch)`): the place that makes the value graph-attached.
+fn project_callee_of<'t>(checker: &Checker<'_, 't>, value: Node<'t>) -> Option<crate::diagnostic::Related> {
+    let facts = checker.facts;
+    let value = tree::unparenthesize(value);
+    let call = match value.kind() {
+        "call" => value,
+        "identifier" => match facts.index().lookup(checker.text(value), value)?.kind {
+            BindingKind::Value(bound) if bound.kind() == "call" => bound,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    facts.project_callee(call).filter(|(v, _)| *v == TensorValue::Attached).map(|(_, site)| site)
 }
 
 /// `loss` → `loss.item()` for a scalar loss, `x` → `x.detach()` otherwise. Unsafe: the

@@ -80,8 +80,12 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
             ("run it under `with torch.no_grad():`; `.eval()` alone does not disable autograd".to_string(), None)
         }
     };
+    // A function that runs with autograd on because a caller in another file runs it so:
+    // that caller is the explanation.
+    let reason = tree::enclosing_function(call).and_then(|f| facts.cross_file_reason(f));
     if let Some(diagnostic) = checker.report_once(region.id(), call, Severity::Warning, message, help) {
         diagnostic.fix = fix;
+        diagnostic.related.extend(reason);
     }
 }
 

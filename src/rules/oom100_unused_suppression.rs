@@ -115,6 +115,7 @@ fn diagnostic(range: TextRange, message: String, edit: Edit) -> Diagnostic {
         message,
         help: "Remove it, so it cannot hide a later finding on this line".into(),
         fix: Some(Fix::safe(RULE.fix_title, vec![edit])),
+        related: Vec::new(),
     }
 }
 

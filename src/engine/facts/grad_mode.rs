@@ -1,8 +1,9 @@
 //! Whether a node runs with autograd disabled: inside `with torch.no_grad()` /
 //! `torch.inference_mode()` / `torch.set_grad_enabled(False)`, in a function decorated
 //! with one of them, after a `torch.set_grad_enabled(False)` statement, in a Lightning
-//! evaluation hook, or in a function whose every call site in the file is itself
-//! under one of these.
+//! evaluation hook, or in a function whose every call site (in the file, and in the
+//! project when one is known) is itself under one of these; a project decorator that
+//! enters one of them counts as well.
 
 use super::Facts;
 use super::heuristics;
@@ -10,9 +11,46 @@ use crate::engine::tree::{self, ancestors};
 use tree_sitter::Node;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum GradSwitch {
+pub enum GradSwitch {
     Disables,
     Enables,
+}
+
+/// What a context manager or decorator expression does to grad mode.
+pub fn switch_of(expr: Node, source: &str) -> Option<GradSwitch> {
+    let expr = tree::unparenthesize(expr);
+    let (callee, call) = match expr.kind() {
+        "call" => (expr.child_by_field_name("function")?, Some(expr)),
+        _ => (expr, None),
+    };
+    let name = tree::last_name(callee, source)?;
+    let first_arg_false = call
+        .and_then(|c| tree::positional_args(c).first().copied().or_else(|| tree::keyword_arg(c, "mode", source)))
+        .is_some_and(|a| tree::text(a, source) == "False");
+    // The last name decides: a silence-favouring reading, since `no_grad` means the
+    // same thing however torch was imported.
+    match name {
+        "no_grad" => Some(GradSwitch::Disables),
+        "inference_mode" if first_arg_false => None,
+        "inference_mode" => Some(GradSwitch::Disables),
+        "enable_grad" => Some(GradSwitch::Enables),
+        "set_grad_enabled" if call.is_some() => {
+            Some(if first_arg_false { GradSwitch::Disables } else { GradSwitch::Enables })
+        }
+        _ => None,
+    }
+}
+
+/// What a `with` statement does to grad mode (its first item that switches it).
+pub fn with_switch(with: Node, source: &str) -> Option<GradSwitch> {
+    let clause = with.named_children(&mut with.walk()).find(|c| c.kind() == "with_clause")?;
+    let mut cursor = clause.walk();
+    let items: Vec<Node> = clause.named_children(&mut cursor).filter(|c| c.kind() == "with_item").collect();
+    items.into_iter().find_map(|item| {
+        let value = item.child_by_field_name("value")?;
+        let value = if value.kind() == "as_pattern" { value.named_child(0)? } else { value };
+        switch_of(value, source)
+    })
 }
 
 impl<'t> Facts<'t> {
@@ -37,42 +75,12 @@ impl<'t> Facts<'t> {
         self.disabled_by_statement(node, self.root)
     }
 
-    /// What a context manager or decorator expression does to grad mode.
     fn switch_of(&self, expr: Node<'t>) -> Option<GradSwitch> {
-        let expr = tree::unparenthesize(expr);
-        let (callee, call) = match expr.kind() {
-            "call" => (expr.child_by_field_name("function")?, Some(expr)),
-            _ => (expr, None),
-        };
-        let name = tree::last_name(callee, self.source)?;
-        let first_arg_false = call
-            .and_then(|c| {
-                tree::positional_args(c).first().copied().or_else(|| tree::keyword_arg(c, "mode", self.source))
-            })
-            .is_some_and(|a| self.text(a) == "False");
-        // The last name decides: a silence-favouring reading, since `no_grad` means the
-        // same thing however torch was imported.
-        match name {
-            "no_grad" => Some(GradSwitch::Disables),
-            "inference_mode" if first_arg_false => None,
-            "inference_mode" => Some(GradSwitch::Disables),
-            "enable_grad" => Some(GradSwitch::Enables),
-            "set_grad_enabled" if call.is_some() => {
-                Some(if first_arg_false { GradSwitch::Disables } else { GradSwitch::Enables })
-            }
-            _ => None,
-        }
+        switch_of(expr, self.source)
     }
 
     fn with_switch(&self, with: Node<'t>) -> Option<GradSwitch> {
-        let clause = with.named_children(&mut with.walk()).find(|c| c.kind() == "with_clause")?;
-        let mut cursor = clause.walk();
-        let items: Vec<Node> = clause.named_children(&mut cursor).filter(|c| c.kind() == "with_item").collect();
-        items.into_iter().find_map(|item| {
-            let value = item.child_by_field_name("value")?;
-            let value = if value.kind() == "as_pattern" { value.named_child(0)? } else { value };
-            self.switch_of(value)
-        })
+        with_switch(with, self.source)
     }
 
     /// Whether the body of `function` runs with gradients disabled (memoised).
@@ -95,7 +103,9 @@ impl<'t> Facts<'t> {
                 match self.switch_of(expression) {
                     Some(GradSwitch::Disables) => return true,
                     Some(GradSwitch::Enables) => return false,
-                    None if self.is_no_grad_decorator(expression) => return true,
+                    None if self.is_no_grad_decorator(expression) || self.project_decorator_disables(expression) => {
+                        return true;
+                    }
                     None => {}
                 }
             }
@@ -107,7 +117,9 @@ impl<'t> Facts<'t> {
         if is_method && heuristics::is_framework_no_grad_hook(name) {
             return true;
         }
-        self.all_call_sites_grad_disabled(name, name_node, is_method)
+        let Some(here) = self.calls_here_with_grad_disabled(name, name_node, is_method) else { return false };
+        let Some(elsewhere) = self.calls_from_other_files(function) else { return false };
+        here + elsewhere > 0
     }
 
     /// A decorator defined in this file (`@no_grad_eval`, `@frozen()`) whose wrapper calls
@@ -145,9 +157,40 @@ impl<'t> Facts<'t> {
         })
     }
 
-    /// Every use of the function's name in this file is a call made with gradients
-    /// disabled. A name passed around as a value, or never called here, proves nothing.
-    fn all_call_sites_grad_disabled(&self, name: &str, definition: Node<'t>, is_method: bool) -> bool {
+    /// `@evaluation_mode` / `@utils.inference()`: a project function that wraps what it
+    /// decorates in `torch.no_grad()` or `torch.inference_mode()`.
+    fn project_decorator_disables(&self, expression: Node<'t>) -> bool {
+        let Some(project) = self.project else { return false };
+        let callee = match expression.kind() {
+            "call" => expression.child_by_field_name("function"),
+            _ => Some(expression),
+        };
+        let Some(callee) = callee.filter(|c| matches!(c.kind(), "identifier" | "attribute")) else { return false };
+        project
+            .decorator_disables_grad(self.path, self.project_scope(expression).as_deref(), self.text(callee))
+            .is_some()
+    }
+
+    /// How many calls of `function` other files of the project make, all with autograd
+    /// disabled; `None` when one of them runs it with autograd on (or passes it around
+    /// as a value), and that place is kept as the reason.
+    fn calls_from_other_files(&self, function: Node<'t>) -> Option<usize> {
+        let Some(project) = self.project else { return Some(0) };
+        let Some(name) = self.project_name(function) else { return Some(0) };
+        let callers = project.callers(self.path, &name);
+        match callers.enabled {
+            Some(site) => {
+                self.grad_reasons.borrow_mut().insert(function.id(), site);
+                None
+            }
+            None => Some(callers.disabled),
+        }
+    }
+
+    /// How many calls of the function this file makes, all with gradients disabled;
+    /// `None` when a use of its name is not such a call (a name passed around as a value
+    /// may be called anywhere).
+    fn calls_here_with_grad_disabled(&self, name: &str, definition: Node<'t>, is_method: bool) -> Option<usize> {
         let index = self.index();
         let mut call_sites = 0;
         for &identifier in index.occurrences(name).iter() {
@@ -174,10 +217,10 @@ impl<'t> Facts<'t> {
             });
             match call {
                 Some(call) if self.grad_disabled(call) => call_sites += 1,
-                _ => return false,
+                _ => return None,
             }
         }
-        call_sites > 0
+        Some(call_sites)
     }
 
     /// A `torch.set_grad_enabled(False)` statement earlier in the same body, not undone.

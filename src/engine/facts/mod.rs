@@ -1,6 +1,7 @@
 //! Facts about a file that several rules share, computed lazily and at most once per
 //! file: name bindings and imports, grad mode, and which names hold graph-attached tensors.
 
+pub mod cross_file;
 pub mod grad_mode;
 pub mod heuristics;
 pub mod index;
@@ -8,6 +9,8 @@ pub mod names;
 pub mod tensors;
 pub mod version_guard;
 
+use crate::diagnostic::Related;
+use cross_file::ProjectFacts;
 use index::FileIndex;
 use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
@@ -23,6 +26,10 @@ pub struct Facts<'t> {
     grad_disabled_functions: RefCell<HashMap<usize, bool>>,
     /// The quote character the file mostly uses (counted once: fixes ask per finding).
     quote: OnceCell<char>,
+    /// What the rest of the project says about this file's functions, when it is known.
+    project: Option<&'t dyn ProjectFacts>,
+    /// Per function node: the place in another file that decided its grad mode.
+    grad_reasons: RefCell<HashMap<usize, Related>>,
 }
 
 impl<'t> Facts<'t> {
@@ -34,7 +41,15 @@ impl<'t> Facts<'t> {
             index: OnceCell::new(),
             grad_disabled_functions: RefCell::new(HashMap::new()),
             quote: OnceCell::new(),
+            project: None,
+            grad_reasons: RefCell::new(HashMap::new()),
         }
+    }
+
+    /// Let the facts ask the project about callers, decorators and callees elsewhere.
+    pub fn with_project(mut self, project: Option<&'t dyn ProjectFacts>) -> Facts<'t> {
+        self.project = project;
+        self
     }
 
     pub fn index(&self) -> &FileIndex<'t> {

@@ -212,6 +212,11 @@ impl<'t> Facts<'t> {
         if self.is_forward_call(call) && self.is_frozen_module(call) {
             return Unknown; // no parameter takes a gradient; the input may still carry one
         }
+        // A function of another project file: what its own `return`s hand back, whatever
+        // its name says.
+        if let Some((value, _)) = self.project_callee(call) {
+            return value;
+        }
         if self.is_forward_or_loss_call(call) {
             return Attached;
         }
@@ -316,6 +321,13 @@ impl<'t> Facts<'t> {
                 };
                 self.text(receiver) == network && self.text(loop_).contains("requires_grad = False")
             })
+    }
+
+    /// A call that builds a graph: a forward pass, a loss, or a project function
+    /// returning a graph-attached tensor.
+    pub fn builds_graph(&self, call: Node<'t>) -> bool {
+        self.is_forward_or_loss_call(call)
+            || self.project_callee(call).is_some_and(|(value, _)| value == TensorValue::Attached)
     }
 
     /// A call that runs a network or computes a loss: its result carries a graph

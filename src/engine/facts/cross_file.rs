@@ -1,0 +1,82 @@
+//! What the facts of one file may ask about the rest of the project: who calls a
+//! function and under which grad mode, whether a decorator disables autograd, what a
+//! callee returns. The project index (`crate::project`) answers; without one (a file
+//! linted on its own) every answer is "nothing known" and the facts stop at the file's
+//! edge, as they always did.
+
+use super::Facts;
+use super::tensors::TensorValue;
+use crate::diagnostic::Related;
+use crate::engine::tree;
+use std::path::Path;
+use tree_sitter::Node;
+
+/// Calls of one function made from other files of the project.
+#[derive(Debug, Clone, Default)]
+pub struct Callers {
+    /// How many of them run with autograd disabled.
+    pub disabled: usize,
+    /// One that does, for the explanation.
+    pub first_disabled: Option<Related>,
+    /// A call with autograd on, or a use of the function as a value (it may be called
+    /// anywhere): either proves that the function can run with autograd on.
+    pub enabled: Option<Related>,
+}
+
+pub trait ProjectFacts: Send + Sync {
+    /// Calls, from files other than `path`, of the function `qualname` (`evaluate`,
+    /// `Trainer.evaluate`) defined at `path`.
+    fn callers(&self, path: &Path, qualname: &str) -> Callers;
+
+    /// Whether the decorator spelled `dotted` (`no_grad_eval`, `utils.inference`), used in
+    /// `path` inside the function `scope` (for imports made in a function), is a project
+    /// function that runs what it decorates with autograd disabled: its definition.
+    fn decorator_disables_grad(&self, path: &Path, scope: Option<&str>, dotted: &str) -> Option<Related>;
+
+    /// What the function of another project file called as `dotted` returns, with its
+    /// definition.
+    fn callee_returns(&self, path: &Path, scope: Option<&str>, dotted: &str) -> Option<(TensorValue, Related)>;
+}
+
+impl<'t> Facts<'t> {
+    /// The name the project knows `function` by: `f` for a top-level function,
+    /// `Class.f` for a method of a top-level class; `None` for nested functions.
+    pub fn project_name(&self, function: Node<'t>) -> Option<String> {
+        let name = self.text(function.child_by_field_name("name")?);
+        let outer = tree::ancestors(function).filter(|a| tree::is_scope(a.kind())).collect::<Vec<_>>();
+        match outer.as_slice() {
+            [] => Some(name.to_string()),
+            [class] if class.kind() == "class_definition" => {
+                Some(format!("{}.{name}", self.text(class.child_by_field_name("name")?)))
+            }
+            _ => None,
+        }
+    }
+
+    /// The project name of the top-level function or method around `node`, for
+    /// resolving imports made inside it.
+    pub(super) fn project_scope(&self, node: Node<'t>) -> Option<String> {
+        let function = tree::ancestors(node).rfind(|a| a.kind() == "function_definition")?;
+        self.project_name(function)
+    }
+
+    /// What a call of a project function returns, and where that function is.
+    pub fn project_callee(&self, call: Node<'t>) -> Option<(TensorValue, Related)> {
+        let project = self.project?;
+        let function = call.child_by_field_name("function")?;
+        if !matches!(function.kind(), "identifier" | "attribute") {
+            return None;
+        }
+        let dotted = self.text(function);
+        if dotted.contains(|c: char| c.is_whitespace() || c == '(' || c == '[') {
+            return None;
+        }
+        project.callee_returns(self.path, self.project_scope(call).as_deref(), dotted)
+    }
+
+    /// The place in another file that decided `function`'s grad mode, when it was the
+    /// project that decided it (a caller with autograd on).
+    pub fn cross_file_reason(&self, function: Node<'t>) -> Option<Related> {
+        self.grad_reasons.borrow().get(&function.id()).cloned()
+    }
+}

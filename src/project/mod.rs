@@ -1,0 +1,289 @@
+//! The project index: every Python file and notebook of a project, each summarised once
+//! per content (`summary`), and the questions the rules ask across files answered from
+//! those summaries (`resolve`): who calls a function and under which grad mode, whether
+//! a decorator disables autograd, what a callee returns.
+//!
+//! How far it reaches: names bound by `def`, `class` and imports (absolute, relative,
+//! `from pkg import module`, `import a.b as c`, re-exports through `__init__.py`), calls
+//! through those names, through `self.` inside a class, and, for methods, through a
+//! receiver whose type is unknown in a file that imports from the method's module
+//! (`trainer.evaluate()` there counts as a call of its `evaluate` methods). Where it stops: calls made through `getattr`, a
+//! dictionary or any other value (a function passed around as a value counts as called
+//! with autograd on, anywhere), inherited methods, code outside the project (a library's
+//! callers are unknown), and grad modes set by `torch.set_grad_enabled(False)`
+//! statements in other files.
+
+mod resolve;
+pub mod summary;
+
+use crate::diagnostic::Related;
+use crate::engine::facts::cross_file::{Callers, ProjectFacts};
+use crate::engine::facts::tensors::TensorValue;
+use crate::lint::SourceKind;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use summary::FileSummary;
+
+/// Files at or above this directory's level that mark a project's root.
+const ROOT_MARKERS: &[&str] = &[".git", "pyproject.toml", "setup.py", "setup.cfg", "oomlint.toml", ".oomlint.toml"];
+
+#[derive(Default)]
+pub struct ProjectIndex {
+    files: HashMap<PathBuf, Indexed>,
+    /// Summaries by content hash: an unchanged text (a file saved again, an edit undone,
+    /// the same file under two names) is not summarised twice.
+    by_content: HashMap<u64, Arc<FileSummary>>,
+}
+
+struct Indexed {
+    content: u64,
+    summary: Arc<FileSummary>,
+}
+
+/// A file that could not be indexed, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+impl ProjectIndex {
+    /// Index `files` (read from disk, in parallel). Unreadable files and files that are
+    /// not UTF-8 text are skipped and returned.
+    pub fn build(files: &[PathBuf]) -> (ProjectIndex, Vec<Skipped>) {
+        type Read = (PathBuf, Result<(u64, FileSummary), String>);
+        let read: Vec<Read> = files
+            .par_iter()
+            .map(|file| {
+                let result = read_text(file).and_then(|text| {
+                    let content = content_hash(&text);
+                    summarize_text(file, &text).map(|s| (content, s))
+                });
+                (normalize(file), result)
+            })
+            .collect();
+        let mut index = ProjectIndex::default();
+        let mut skipped = Vec::new();
+        for (path, result) in read {
+            match result {
+                Ok((content, summary)) => {
+                    let summary = index.by_content.entry(content).or_insert_with(|| Arc::new(summary)).clone();
+                    index.files.insert(path, Indexed { content, summary });
+                }
+                Err(reason) => skipped.push(Skipped { path, reason }),
+            }
+        }
+        (index, skipped)
+    }
+
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    pub fn contains(&self, path: &Path) -> bool {
+        self.files.contains_key(&normalize(path))
+    }
+
+    /// Take `text` as the content of `path` (an open editor buffer wins over the disk).
+    /// Returns whether what the file tells the project changed, with the summaries
+    /// before and after; a file that cannot be parsed keeps no summary.
+    pub fn update(&mut self, path: &Path, text: &str) -> Change {
+        let path = normalize(path);
+        let content = content_hash(text);
+        let before = self.files.get(&path).map(|f| f.summary.clone());
+        if self.files.get(&path).is_some_and(|f| f.content == content) {
+            return Change { changed: false, before: before.clone(), after: before };
+        }
+        let summary = match self.by_content.get(&content) {
+            Some(known) => Some(known.clone()),
+            None => summarize_text(&path, text).ok().map(Arc::new),
+        };
+        match &summary {
+            Some(summary) => {
+                self.by_content.insert(content, summary.clone());
+                self.files.insert(path, Indexed { content, summary: summary.clone() });
+            }
+            None => {
+                self.files.remove(&path);
+            }
+        }
+        let changed = before.as_deref() != summary.as_deref();
+        Change { changed, before, after: summary }
+    }
+
+    /// Forget a deleted file.
+    pub fn remove(&mut self, path: &Path) -> Change {
+        let before = self.files.remove(&normalize(path)).map(|f| f.summary);
+        Change { changed: before.is_some(), before, after: None }
+    }
+
+    /// The files whose findings may read what `change` altered in `changed`: those that
+    /// define a function it calls or passes around, and those that import it (its
+    /// decorators and return values). Always excludes `changed` itself.
+    pub fn dependents(&self, changed: &Path, change: &Change) -> Vec<PathBuf> {
+        let changed = normalize(changed);
+        let mut names: Vec<&str> = Vec::new();
+        for summary in [&change.before, &change.after].into_iter().flatten() {
+            names.extend(summary.sites.keys().map(|k| &**k));
+        }
+        let module_names = module_names(&changed);
+        let mut found: Vec<PathBuf> = self
+            .files
+            .iter()
+            .filter(|(path, _)| **path != changed)
+            .filter(|(_, file)| {
+                let defines = file.summary.functions.iter().any(|f| {
+                    let last = f.name.rsplit('.').next().unwrap_or(&f.name);
+                    names.contains(&last)
+                });
+                let imports = file
+                    .summary
+                    .imports
+                    .iter()
+                    .any(|i| module_names.iter().any(|m| i.path.split('.').any(|part| part == m.as_str())));
+                defines || imports
+            })
+            .map(|(path, _)| path.clone())
+            .collect();
+        found.sort();
+        found
+    }
+}
+
+/// What one update did to the index.
+pub struct Change {
+    /// Whether the file's summary (what other files read) is different.
+    pub changed: bool,
+    pub before: Option<Arc<FileSummary>>,
+    pub after: Option<Arc<FileSummary>>,
+}
+
+impl ProjectFacts for ProjectIndex {
+    fn callers(&self, path: &Path, qualname: &str) -> Callers {
+        resolve::Resolver::new(self).callers(&normalize(path), qualname)
+    }
+
+    fn decorator_disables_grad(&self, path: &Path, scope: Option<&str>, dotted: &str) -> Option<Related> {
+        resolve::Resolver::new(self).decorator_disables_grad(&normalize(path), scope, dotted)
+    }
+
+    fn callee_returns(&self, path: &Path, scope: Option<&str>, dotted: &str) -> Option<(TensorValue, Related)> {
+        resolve::Resolver::new(self).callee_returns(&normalize(path), scope, dotted)
+    }
+}
+
+/// The index as the language server shares it: read by every lint, updated by edits.
+impl ProjectFacts for std::sync::RwLock<ProjectIndex> {
+    fn callers(&self, path: &Path, qualname: &str) -> Callers {
+        read(self).callers(path, qualname)
+    }
+
+    fn decorator_disables_grad(&self, path: &Path, scope: Option<&str>, dotted: &str) -> Option<Related> {
+        read(self).decorator_disables_grad(path, scope, dotted)
+    }
+
+    fn callee_returns(&self, path: &Path, scope: Option<&str>, dotted: &str) -> Option<(TensorValue, Related)> {
+        read(self).callee_returns(path, scope, dotted)
+    }
+}
+
+/// A read guard; a panic elsewhere must not take the index down with a poisoned lock.
+pub fn read(index: &std::sync::RwLock<ProjectIndex>) -> std::sync::RwLockReadGuard<'_, ProjectIndex> {
+    index.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A write guard (see `read`).
+pub fn write(index: &std::sync::RwLock<ProjectIndex>) -> std::sync::RwLockWriteGuard<'_, ProjectIndex> {
+    index.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The directories whose files make the projects of `paths`: for each path, the nearest
+/// directory at or above it, and at or below the working directory, holding a project
+/// marker (`.git`, `pyproject.toml`, ...), else the path itself (its directory, for a
+/// file). Never climbs above the working directory, so a stray file does not make the
+/// whole home directory a project.
+pub fn roots_for(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let mut roots: Vec<PathBuf> = paths
+        .iter()
+        .map(|path| {
+            let path = normalize(path);
+            let start =
+                if path.is_dir() { path.clone() } else { path.parent().map(Path::to_path_buf).unwrap_or_default() };
+            let marked = start
+                .ancestors()
+                .take_while(|a| a.starts_with(&cwd))
+                .find(|a| ROOT_MARKERS.iter().any(|m| a.join(m).exists()));
+            marked.map_or(start.clone(), Path::to_path_buf)
+        })
+        .collect();
+    roots.sort();
+    roots.dedup();
+    // A root inside another is covered by it.
+    let all = roots.clone();
+    roots.retain(|r| !all.iter().any(|other| other != r && r.starts_with(other)));
+    roots
+}
+
+/// An absolute path with `.` and `..` resolved by their spelling (no symlinks followed),
+/// so that one file has one key however it was named.
+pub fn normalize(path: &Path) -> PathBuf {
+    let absolute =
+        if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(path) };
+    let mut clean = PathBuf::new();
+    for component in absolute.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                clean.pop();
+            }
+            other => clean.push(other),
+        }
+    }
+    clean
+}
+
+/// The names other files may import `path` by: its stem, and its package's name for an
+/// `__init__.py`.
+fn module_names(path: &Path) -> Vec<String> {
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
+    if stem == "__init__" {
+        let package = path.parent().and_then(|p| p.file_name()).and_then(|n| n.to_str()).unwrap_or("");
+        vec![package.to_string()]
+    } else {
+        vec![stem]
+    }
+}
+
+fn read_text(path: &Path) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.contains(&0) {
+        return Err("binary file (contains NUL bytes)".to_string());
+    }
+    String::from_utf8(bytes).map_err(|e| format!("not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()))
+}
+
+/// Parse and summarise one file's text (a notebook's code cells joined).
+fn summarize_text(path: &Path, text: &str) -> Result<FileSummary, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let source = SourceKind::from_file_text(path, text)?;
+    if let Some(reason) = source.skipped() {
+        return Err(reason.to_string());
+    }
+    let code = source.code();
+    let tree = crate::engine::parse(code).ok_or_else(|| "the parser gave up".to_string())?;
+    Ok(summary::summarize(code, tree.root_node()))
+}
+
+fn content_hash(text: &str) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
+}

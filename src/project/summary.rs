@@ -1,0 +1,483 @@
+//! What one file tells the rest of the project, computed from its text alone (so it can
+//! be cached by content): its top-level functions and methods with their decorators and
+//! small facts about each, its imports, and the places where it calls (or passes around)
+//! a function, each with the grad mode the place itself sets.
+//!
+//! One walk over the tree after the parse; nothing here resolves a name across files.
+
+use crate::engine::facts::Facts;
+use crate::engine::facts::grad_mode::{GradSwitch, switch_of, with_switch};
+use crate::engine::facts::heuristics;
+use crate::engine::facts::tensors::TensorValue;
+use crate::engine::tree;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use tree_sitter::Node;
+
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct FileSummary {
+    /// Top-level functions and the methods of top-level classes, in document order.
+    pub functions: Vec<FunctionSummary>,
+    /// Module-level names defined by `def` or `class`.
+    pub definitions: HashMap<Box<str>, Definition>,
+    pub imports: Vec<Import>,
+    /// Calls and uses as a value, by the last name called (`evaluate` for `ev.evaluate()`).
+    pub sites: HashMap<Box<str>, Vec<Site>>,
+    /// Whether the parser had to recover from errors (what parsed is still summarised).
+    pub has_syntax_errors: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Definition {
+    /// Index into `functions`.
+    Function(u32),
+    Class,
+}
+
+/// `import a.b` binds `a` to `a`; `import a.b as c` binds `c` to `a.b`; `from ..m import
+/// f as g` binds `g` to `m.f` two packages up (`level` 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Import {
+    pub name: Box<str>,
+    pub level: u8,
+    pub path: Box<str>,
+    /// The function (index into `functions`) the import is made in; `None` at module level.
+    pub scope: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunctionSummary {
+    /// `evaluate`, or `Trainer.evaluate` for a method.
+    pub name: Box<str>,
+    /// 1-based line of the `def`.
+    pub line: u32,
+    pub is_method: bool,
+    /// What a `torch` decorator (`@torch.no_grad()`) does to its grad mode.
+    pub own_switch: Option<GradSwitch>,
+    /// Other decorators, as spelled without their arguments (`utils.evaluation_mode`).
+    pub decorators: Vec<Box<str>>,
+    /// A framework hook the framework itself runs under `no_grad` (`validation_step`).
+    pub framework_hook: bool,
+    /// Used as a decorator, it runs the decorated function with autograd disabled: a
+    /// wrapper that calls it inside `with torch.no_grad():` (factories included), or a
+    /// `torch.no_grad()` returned or applied to it.
+    pub no_grad_decorator: bool,
+    /// What its `return` statements hand back (`Unknown` when they disagree or say nothing).
+    pub returns: TensorValue,
+    /// Whether it runs a network (`model(x)`, `self.net(x)`).
+    pub calls_network: bool,
+}
+
+/// A call of a function, or a use of it as a value (which may be called anywhere).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Site {
+    /// What it is called on, as spelled (`self`, `trainer`, `utils.metrics`); `Some("")`
+    /// for an expression that is not a dotted name (`get_trainer().evaluate()`).
+    pub receiver: Option<Box<str>>,
+    /// 1-based.
+    pub line: u32,
+    /// The function (index into `functions`) the site is in; `None` at module level.
+    pub caller: Option<u32>,
+    /// The grad mode set around the site inside its function (a `with`, or a `torch`
+    /// decorator of the function); `None`: the caller's own callers decide.
+    pub switch: Option<GradSwitch>,
+    pub is_call: bool,
+}
+
+/// The walk's state at a node.
+#[derive(Clone, Copy)]
+struct Context<'t> {
+    /// The listed function the node is in.
+    function: Option<u32>,
+    /// The top-level class the node is directly in (for its methods).
+    class: Option<Node<'t>>,
+    switch: Option<GradSwitch>,
+    /// Inside a function nested in the listed one (a wrapper, a lambda).
+    nested: bool,
+}
+
+pub fn summarize(source: &str, root: Node) -> FileSummary {
+    let mut walk = Walk {
+        source,
+        summary: FileSummary::default(),
+        known: HashSet::new(),
+        returns: Vec::new(),
+        network_candidates: heuristics::mentions_forward_call(source),
+        calls: Vec::new(),
+    };
+    walk.summary.has_syntax_errors = root.has_error();
+    walk.declare_top_level(root);
+    walk.visit(root);
+    let Walk { mut summary, returns, calls, .. } = walk;
+    facts_about_values(source, root, &mut summary, &returns, &calls);
+    summary
+}
+
+struct Walk<'s, 't> {
+    source: &'s str,
+    summary: FileSummary,
+    /// Names worth recording when used as a value: module-level definitions and imports.
+    known: HashSet<&'s str>,
+    /// `return` statements directly in each listed function.
+    returns: Vec<(u32, Node<'t>)>,
+    /// Whether the text could run a network at all, and the calls in listed functions
+    /// that might.
+    network_candidates: bool,
+    calls: Vec<(u32, Node<'t>)>,
+}
+
+impl<'s, 't> Walk<'s, 't> {
+    fn text(&self, node: Node) -> &'s str {
+        tree::text(node, self.source)
+    }
+
+    /// Module-level definitions, so that uses of them before their `def` are known.
+    fn declare_top_level(&mut self, root: Node) {
+        let mut cursor = root.walk();
+        for child in root.named_children(&mut cursor) {
+            let definition = if child.kind() == "decorated_definition" {
+                child.child_by_field_name("definition").unwrap_or(child)
+            } else {
+                child
+            };
+            if matches!(definition.kind(), "function_definition" | "class_definition")
+                && let Some(name) = definition.child_by_field_name("name")
+            {
+                self.known.insert(tree::text(name, self.source));
+            }
+        }
+    }
+
+    fn visit(&mut self, root: Node<'t>) {
+        let top = Context { function: None, class: None, switch: None, nested: false };
+        let mut stack = vec![(root, top)];
+        while let Some((node, context)) = stack.pop() {
+            let mut inner = context;
+            match node.kind() {
+                "function_definition" => inner = self.enter_function(node, context),
+                "lambda" => {
+                    inner.switch = None;
+                    inner.nested = context.function.is_some();
+                }
+                "class_definition" => {
+                    // Only classes at module level list their methods.
+                    let top_level = context.function.is_none() && context.class.is_none() && is_module_level(node);
+                    inner.class = top_level.then_some(node);
+                    if let Some(name) = node.child_by_field_name("name").filter(|_| top_level) {
+                        self.summary.definitions.insert(self.text(name).into(), Definition::Class);
+                    }
+                }
+                "with_statement" => {
+                    if let Some(switch) = with_switch(node, self.source) {
+                        inner.switch = Some(switch);
+                    }
+                }
+                "call" => self.call(node, context),
+                "identifier" | "attribute" => self.value_use(node, context),
+                "import_statement" | "import_from_statement" => {
+                    self.import(node, context);
+                    continue;
+                }
+                "return_statement" if !context.nested => {
+                    if let Some(function) = context.function {
+                        self.returns.push((function, node));
+                    }
+                }
+                _ => {}
+            }
+            let mut cursor = node.walk();
+            let children: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
+            // Reversed so the stack hands them out in document order.
+            for child in children.into_iter().rev() {
+                let child_context = match node.kind() {
+                    // A decorator runs where the `def` is, not inside the function.
+                    "function_definition" if child.kind() != "block" => context,
+                    "class_definition" if child.kind() != "block" => context,
+                    _ => inner,
+                };
+                stack.push((child, child_context));
+            }
+        }
+    }
+
+    fn enter_function(&mut self, function: Node<'t>, context: Context<'t>) -> Context<'t> {
+        let decorators = decorators_of(function);
+        let switch = decorators.iter().find_map(|d| d.named_child(0).and_then(|e| switch_of(e, self.source)));
+        let listed = context.function.is_none() && (context.class.is_some() || is_module_level(function));
+        if !listed {
+            // A nested function (a decorator's wrapper): its body runs when it is called,
+            // under its own decorator's grad mode, else as the listed function around it.
+            if context.function.is_some() && switch == Some(GradSwitch::Disables) {
+                self.mark_no_grad_decorator(context.function);
+            }
+            return Context { switch, nested: context.function.is_some(), ..context };
+        }
+        let name = function.child_by_field_name("name").map_or("", |n| self.text(n));
+        let qualified: Box<str> = match context.class.and_then(|c| c.child_by_field_name("name")) {
+            Some(class) => format!("{}.{name}", self.text(class)).into(),
+            None => name.into(),
+        };
+        let index = self.summary.functions.len() as u32;
+        if context.class.is_none() {
+            self.summary.definitions.insert(name.into(), Definition::Function(index));
+        }
+        let spelled = decorators
+            .iter()
+            .filter_map(|d| d.named_child(0))
+            .filter(|e| switch_of(*e, self.source).is_none())
+            .filter_map(|e| dotted_callee(e, self.source))
+            .map(Box::from)
+            .collect();
+        self.summary.functions.push(FunctionSummary {
+            name: qualified,
+            line: function.start_position().row as u32 + 1,
+            is_method: context.class.is_some(),
+            own_switch: switch,
+            decorators: spelled,
+            framework_hook: context.class.is_some() && heuristics::is_framework_no_grad_hook(name),
+            no_grad_decorator: returns_applied_switch(function, self.source),
+            returns: TensorValue::Unknown,
+            calls_network: false,
+        });
+        Context { function: Some(index), class: None, switch, nested: false }
+    }
+
+    fn mark_no_grad_decorator(&mut self, function: Option<u32>) {
+        if let Some(f) = function.and_then(|f| self.summary.functions.get_mut(f as usize)) {
+            f.no_grad_decorator = true;
+        }
+    }
+
+    fn call(&mut self, call: Node<'t>, context: Context<'t>) {
+        let Some(function) = call.child_by_field_name("function") else { return };
+        let (receiver, name) = match function.kind() {
+            "identifier" => (None, self.text(function)),
+            "attribute" => {
+                let (Some(object), Some(attribute)) =
+                    (function.child_by_field_name("object"), function.child_by_field_name("attribute"))
+                else {
+                    return;
+                };
+                let receiver = if is_dotted_name(object) { self.text(object) } else { "" };
+                (Some(receiver), self.text(attribute))
+            }
+            _ => return,
+        };
+        // A wrapper that calls what it wraps with autograd disabled makes a no-grad decorator.
+        if context.nested
+            && context.switch == Some(GradSwitch::Disables)
+            && receiver.is_none()
+            && is_parameter_around(call, name, self.source)
+        {
+            self.mark_no_grad_decorator(context.function);
+        }
+        if self.network_candidates
+            && let Some(function) = context.function
+        {
+            self.calls.push((function, call));
+        }
+        self.record(name, receiver, call, context, true);
+    }
+
+    /// A function passed around as a value (`hooks.append(evaluate)`,
+    /// `run(self.evaluate)`): it may be called anywhere.
+    fn value_use(&mut self, node: Node<'t>, context: Context<'t>) {
+        let Some(parent) = node.parent() else { return };
+        let as_value = match parent.kind() {
+            "argument_list" | "list" | "tuple" | "return_statement" | "expression_list" | "pair" => true,
+            "keyword_argument" | "assignment" => {
+                parent.child_by_field_name("value").or_else(|| parent.child_by_field_name("right")) == Some(node)
+            }
+            _ => false,
+        };
+        if !as_value {
+            return;
+        }
+        match node.kind() {
+            "identifier" if self.known.contains(self.text(node)) => {
+                self.record(self.text(node), None, node, context, false)
+            }
+            "attribute" => {
+                let (Some(object), Some(attribute)) =
+                    (node.child_by_field_name("object"), node.child_by_field_name("attribute"))
+                else {
+                    return;
+                };
+                let receiver = self.text(object);
+                if object.kind() == "identifier" && (receiver == "self" || self.known.contains(receiver)) {
+                    self.record(self.text(attribute), Some(receiver), node, context, false);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn record(&mut self, name: &str, receiver: Option<&str>, node: Node, context: Context, is_call: bool) {
+        let site = Site {
+            receiver: receiver.map(Box::from),
+            line: node.start_position().row as u32 + 1,
+            caller: context.function,
+            switch: context.switch,
+            is_call,
+        };
+        self.summary.sites.entry(name.into()).or_default().push(site);
+    }
+
+    fn import(&mut self, statement: Node<'t>, context: Context<'t>) {
+        let scope = context.function;
+        let mut cursor = statement.walk();
+        if statement.kind() == "import_statement" {
+            for name in statement.children_by_field_name("name", &mut cursor) {
+                let (path, bound) = match name.kind() {
+                    "aliased_import" => {
+                        let (Some(path), Some(alias)) =
+                            (name.child_by_field_name("name"), name.child_by_field_name("alias"))
+                        else {
+                            continue;
+                        };
+                        (self.text(path), self.text(alias))
+                    }
+                    _ => {
+                        let path = self.text(name);
+                        (path.split('.').next().unwrap_or(path), path.split('.').next().unwrap_or(path))
+                    }
+                };
+                self.add_import(bound, 0, path, scope);
+            }
+            return;
+        }
+        let Some(module) = statement.child_by_field_name("module_name") else { return };
+        let (level, module_path) = match module.kind() {
+            "relative_import" => {
+                let spelled = self.text(module);
+                let level = spelled.chars().take_while(|c| *c == '.').count();
+                (level, spelled[level..].trim())
+            }
+            _ => (0, self.text(module)),
+        };
+        for name in statement.children_by_field_name("name", &mut cursor) {
+            let (imported, bound) = match name.kind() {
+                "aliased_import" => {
+                    let (Some(path), Some(alias)) =
+                        (name.child_by_field_name("name"), name.child_by_field_name("alias"))
+                    else {
+                        continue;
+                    };
+                    (self.text(path), self.text(alias))
+                }
+                _ => (self.text(name), self.text(name)),
+            };
+            let path = if module_path.is_empty() { imported.to_string() } else { format!("{module_path}.{imported}") };
+            self.add_import(bound, level.min(u8::MAX as usize) as u8, &path, scope);
+        }
+    }
+
+    fn add_import(&mut self, bound: &'s str, level: u8, path: &str, scope: Option<u32>) {
+        self.known.insert(bound);
+        self.summary.imports.push(Import { name: bound.into(), level, path: path.into(), scope });
+    }
+}
+
+/// What the functions return and whether they run a network, from the same facts the
+/// rules use; only in files that mention a network or a loss at all.
+fn facts_about_values(
+    source: &str,
+    root: Node,
+    summary: &mut FileSummary,
+    returns: &[(u32, Node)],
+    calls: &[(u32, Node)],
+) {
+    if !heuristics::mentions_graph_source(source) {
+        return;
+    }
+    let facts = Facts::new(source, root, Path::new(""));
+    let mut values: HashMap<u32, Vec<TensorValue>> = HashMap::new();
+    for &(function, statement) in returns {
+        let value = match statement.named_child(0) {
+            // Whatever is computed with autograd off holds no graph.
+            Some(_) if facts.grad_disabled(statement) => TensorValue::Detached,
+            Some(value) => facts.tensor_value(value),
+            None => TensorValue::Detached,
+        };
+        values.entry(function).or_default().push(value);
+    }
+    for (function, values) in values {
+        let returned = if values.contains(&TensorValue::Attached) {
+            TensorValue::Attached
+        } else if values.iter().all(|v| *v == TensorValue::Detached) {
+            TensorValue::Detached
+        } else {
+            TensorValue::Unknown
+        };
+        summary.functions[function as usize].returns = returned;
+    }
+    for &(function, call) in calls {
+        let summary = &mut summary.functions[function as usize];
+        if !summary.calls_network && facts.is_forward_call(call) {
+            summary.calls_network = true;
+        }
+    }
+}
+
+/// Whether `name` is a parameter of a function around `node` (a wrapper calling the
+/// function it wraps).
+fn is_parameter_around(node: Node, name: &str, source: &str) -> bool {
+    tree::ancestors(node).filter(|a| a.kind() == "function_definition").any(|function| {
+        let Some(parameters) = function.child_by_field_name("parameters") else { return false };
+        let mut cursor = parameters.walk();
+        let names: Vec<Node> = parameters.named_children(&mut cursor).collect();
+        names.into_iter().any(|p| {
+            let identifier = if p.kind() == "identifier" { Some(p) } else { p.named_child(0) };
+            identifier.is_some_and(|i| i.kind() == "identifier" && tree::text(i, source) == name)
+        })
+    })
+}
+
+fn decorators_of(function: Node) -> Vec<Node> {
+    match function.parent().filter(|p| p.kind() == "decorated_definition") {
+        Some(decorated) => {
+            let mut cursor = decorated.walk();
+            decorated.named_children(&mut cursor).filter(|d| d.kind() == "decorator").collect()
+        }
+        None => Vec::new(),
+    }
+}
+
+fn is_module_level(function: Node) -> bool {
+    let statement = function.parent().filter(|p| p.kind() == "decorated_definition").unwrap_or(function);
+    statement.parent().is_some_and(|p| p.kind() == "module")
+}
+
+/// `name`, `a.b.name`: a dotted name made of identifiers only.
+fn is_dotted_name(node: Node) -> bool {
+    match node.kind() {
+        "identifier" => true,
+        "attribute" => node.child_by_field_name("object").is_some_and(is_dotted_name),
+        _ => false,
+    }
+}
+
+/// `utils.evaluation_mode` for `@utils.evaluation_mode` and `@utils.evaluation_mode(True)`.
+fn dotted_callee<'s>(expression: Node, source: &'s str) -> Option<&'s str> {
+    let callee = match expression.kind() {
+        "call" => expression.child_by_field_name("function")?,
+        _ => expression,
+    };
+    is_dotted_name(callee).then(|| tree::text(callee, source))
+}
+
+/// `return torch.no_grad()(function)` or `return torch.inference_mode()` (a factory whose
+/// result decorates): a `return` directly in `function` handing back a disabling switch.
+fn returns_applied_switch(function: Node, source: &str) -> bool {
+    let Some(body) = function.child_by_field_name("body") else { return false };
+    let mut cursor = body.walk();
+    let statements: Vec<Node> = body.named_children(&mut cursor).collect();
+    statements.into_iter().filter(|s| s.kind() == "return_statement").filter_map(|s| s.named_child(0)).any(|value| {
+        let value = tree::unparenthesize(value);
+        let applied = (value.kind() == "call")
+            .then(|| value.child_by_field_name("function"))
+            .flatten()
+            .filter(|f| f.kind() == "call");
+        [Some(value), applied].into_iter().flatten().any(|v| switch_of(v, source) == Some(GradSwitch::Disables))
+    })
+}
