@@ -36,7 +36,7 @@ fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
 
 /// The findings of `check --output-format json` run in `cwd` on `args`.
 fn findings(cwd: &Path, args: &[&str]) -> Vec<Value> {
-    let mut all = vec!["check", "--output-format", "json", "--exit-zero"];
+    let mut all = vec!["check", "--preview", "--output-format", "json", "--exit-zero"];
     all.extend_from_slice(args);
     let output = oomlint(&all, cwd);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
@@ -74,7 +74,7 @@ fn the_caller_losing_its_no_grad_brings_oom002_back_with_the_caller_named() {
     assert_eq!(related["row"], 9);
     assert_eq!(related["message"], "`evaluate()` is called here with autograd on");
     // The full output names the place too.
-    let output = oomlint(&["check", "--exit-zero", "."], dir.path());
+    let output = oomlint(&["check", "--preview", "--exit-zero", "."], dir.path());
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(text.contains("= note: train.py:9: `evaluate()` is called here with autograd on"), "{text}");
 }
@@ -217,7 +217,7 @@ fn what_a_callee_in_another_file_returns_decides_oom001() {
 fn unreadable_project_files_are_reported_and_skipped() {
     let dir = project(&[("evaluation.py", EVALUATION), ("train.py", &train(UNDER_NO_GRAD))]);
     fs::write(dir.path().join("broken.py"), b"x = '\xff'\n").unwrap();
-    let output = oomlint(&["check", "--output-format", "json", "evaluation.py"], dir.path());
+    let output = oomlint(&["check", "--preview", "--output-format", "json", "evaluation.py"], dir.path());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("broken.py: not indexed: not valid UTF-8"), "{stderr}");
     // The rest of the project still decides.
