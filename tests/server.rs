@@ -22,7 +22,16 @@ struct Session {
 impl Session {
     /// Initialize with these client capabilities and options; preview rules run unless the
     /// options say otherwise (the tests are about every rule).
-    async fn start(capabilities: Value, mut options: Value) -> Session {
+    async fn start(capabilities: Value, options: Value) -> Session {
+        Session::start_with_files(&[], capabilities, options).await
+    }
+
+    /// Start in a workspace folder holding these files on disk.
+    async fn start_with_files(files: &[(&str, &str)], capabilities: Value, mut options: Value) -> Session {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
         let key = if options.get("oomlint").is_some() { "oomlint" } else { "" };
         let settings = if key.is_empty() { &mut options } else { &mut options[key] };
         if let Some(settings) = settings.as_object_mut() {
@@ -40,7 +49,7 @@ impl Session {
                 let _ = tx.send(request);
             }
         });
-        let mut session = Session { service, from_server, next_id: 0, dir: tempfile::tempdir().unwrap() };
+        let mut session = Session { service, from_server, next_id: 0, dir };
         let root = format!("file://{}", session.dir.path().display());
         let result = session
             .request(
@@ -573,4 +582,84 @@ async fn fix_all_on_a_notebook_cell_fixes_the_notebook_like_a_file() {
     let fixed_cells: Vec<&str> =
         written["cells"].as_array().unwrap().iter().map(|c| c["source"].as_str().unwrap()).collect();
     assert_eq!(fixed_cells, edited, "the editor's fix-all and the file's agree cell by cell");
+}
+
+const EVALUATION: &str = "import torch\n\n\ndef evaluate(model, val_loader):\n    model.eval()\n    for x, y in val_loader:\n        out = model(x)\n        print(out.sum().item())\n";
+const TRAIN_UNDER_NO_GRAD: &str = "import torch\nfrom evaluation import evaluate\n\n\ndef main(model, val_loader):\n    with torch.no_grad():\n        evaluate(model, val_loader)\n";
+
+/// The workspace is indexed in the background at start, with work-done progress; the
+/// caller on disk silences OOM002 in the callee, and editing the caller (open in the
+/// editor, not saved) republishes the callee's file without touching it.
+#[tokio::test]
+async fn editing_a_caller_republishes_the_callee_in_another_file() {
+    let files = [("evaluation.py", EVALUATION), ("train.py", TRAIN_UNDER_NO_GRAD)];
+    let mut s =
+        Session::start_with_files(&files, json!({"window": {"workDoneProgress": true}}), json!({"debounceMs": 0}))
+            .await;
+    // Begin, reports, end.
+    loop {
+        let progress = s.next("$/progress").await;
+        assert_eq!(progress["token"], "oomlint/index");
+        if progress["value"]["kind"] == "end" {
+            assert_eq!(progress["value"]["message"], "2 files indexed");
+            break;
+        }
+    }
+    let evaluation = s.open("evaluation.py", EVALUATION).await;
+    assert_eq!(codes(&s.diagnostics(&evaluation).await), Vec::<String>::new());
+
+    let train = s.open("train.py", TRAIN_UNDER_NO_GRAD).await;
+    // Remove `with torch.no_grad():` (line 6) and dedent the call under it.
+    let edit =
+        json!({"range": {"start": {"line": 5, "character": 0}, "end": {"line": 6, "character": 8}}, "text": "    "});
+    s.change(&train, 2, json!([edit])).await;
+    let published = loop {
+        let published = s.diagnostics(&evaluation).await;
+        if !codes(&published).is_empty() {
+            break published;
+        }
+    };
+    assert_eq!(codes(&published), ["OOM002"]);
+    let related = &published["diagnostics"][0]["relatedInformation"][0];
+    assert_eq!(related["location"]["uri"], s.uri("train.py"));
+    assert_eq!(related["location"]["range"]["start"]["line"], 5);
+    assert_eq!(related["message"], "`evaluate()` is called here with autograd on");
+
+    // Putting it back silences the callee again.
+    let edit = json!({"range": {"start": {"line": 5, "character": 0}, "end": {"line": 5, "character": 4}}, "text": "    with torch.no_grad():\n        "});
+    s.change(&train, 3, json!([edit])).await;
+    loop {
+        if codes(&s.diagnostics(&evaluation).await).is_empty() {
+            break;
+        }
+    }
+}
+
+/// A decorator from another module that enters `inference_mode`, seen by the server.
+#[tokio::test]
+async fn a_decorator_from_another_module_silences_oom002_in_the_editor() {
+    let modes = "import torch\n\n\ndef inference_only(fn):\n    def wrapper(*args):\n        with torch.inference_mode():\n            return fn(*args)\n    return wrapper\n";
+    let decorated = "import torch\nfrom modes import inference_only\n\n\n@inference_only\ndef evaluate(model, val_loader):\n    model.eval()\n    for x, y in val_loader:\n        out = model(x)\n        print(out.sum().item())\n";
+    let mut s = Session::start_with_files(
+        &[("modes.py", modes), ("evaluation.py", decorated)],
+        json!({}),
+        json!({"debounceMs": 0}),
+    )
+    .await;
+    let evaluation = s.open("evaluation.py", decorated).await;
+    // Before the index is built the finding may show; once built, it goes.
+    loop {
+        if codes(&s.diagnostics(&evaluation).await).is_empty() {
+            break;
+        }
+    }
+    // The decorator edited so that it no longer disables autograd brings it back.
+    let modes_uri = s.open("modes.py", modes).await;
+    let edit = json!({"range": {"start": {"line": 5, "character": 19}, "end": {"line": 5, "character": 33}}, "text": "enable_grad"});
+    s.change(&modes_uri, 2, json!([edit])).await;
+    loop {
+        if codes(&s.diagnostics(&evaluation).await) == ["OOM002"] {
+            break;
+        }
+    }
 }

@@ -79,6 +79,13 @@ impl ProjectIndex {
         (index, skipped)
     }
 
+    /// Add the files of another index (built from other files, e.g. in parts to report
+    /// progress).
+    pub fn merge(&mut self, other: ProjectIndex) {
+        self.files.extend(other.files);
+        self.by_content.extend(other.by_content);
+    }
+
     pub fn len(&self) -> usize {
         self.files.len()
     }
@@ -95,16 +102,37 @@ impl ProjectIndex {
     /// Returns whether what the file tells the project changed, with the summaries
     /// before and after; a file that cannot be parsed keeps no summary.
     pub fn update(&mut self, path: &Path, text: &str) -> Change {
+        let prepared = self.prepare(path, text);
+        self.apply(prepared)
+    }
+
+    /// The summary of `text` as the content of `path`, computed without changing the
+    /// index (so a shared index stays readable meanwhile); `apply` puts it in.
+    pub fn prepare(&self, path: &Path, text: &str) -> Prepared {
         let path = normalize(path);
         let content = content_hash(text);
-        let before = self.files.get(&path).map(|f| f.summary.clone());
-        if self.files.get(&path).is_some_and(|f| f.content == content) {
-            return Change { changed: false, before: before.clone(), after: before };
-        }
         let summary = match self.by_content.get(&content) {
             Some(known) => Some(known.clone()),
+            None if self.files.get(&path).is_some_and(|f| f.content == content) => None,
             None => summarize_text(&path, text).ok().map(Arc::new),
         };
+        Prepared { path, content, summary }
+    }
+
+    pub fn apply(&mut self, prepared: Prepared) -> Change {
+        let Prepared { path, content, summary } = prepared;
+        let before = self.files.get(&path).map(|f| f.summary.clone());
+        let old_content = self.files.get(&path).map(|f| f.content);
+        if old_content == Some(content) {
+            return Change { changed: false, before: before.clone(), after: before };
+        }
+        // Forget the summary of the text being replaced unless another file has it too:
+        // an editor session would otherwise keep one per keystroke.
+        if let Some(old) = old_content
+            && !self.files.iter().any(|(other, f)| *other != path && f.content == old)
+        {
+            self.by_content.remove(&old);
+        }
         match &summary {
             Some(summary) => {
                 self.by_content.insert(content, summary.clone());
@@ -155,6 +183,13 @@ impl ProjectIndex {
         found.sort();
         found
     }
+}
+
+/// A file's summary made ready for `ProjectIndex::apply`.
+pub struct Prepared {
+    path: PathBuf,
+    content: u64,
+    summary: Option<Arc<FileSummary>>,
 }
 
 /// What one update did to the index.

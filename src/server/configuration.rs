@@ -31,6 +31,7 @@ impl Backend {
         if params.changes.iter().any(|c| is_config_file(&c.uri)) {
             self.reload_configuration();
         }
+        self.reindex_watched(&params.changes);
     }
 
     /// Rebuild the rule docs links from the client's `docsUrl` (or the local copy).

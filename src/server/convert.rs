@@ -56,10 +56,28 @@ pub fn diagnostic(
         code_description: docs.get(found.code).map(|href| lsp::CodeDescription { href: href.clone() }),
         source: Some("oomlint".to_string()),
         message: format!("{} ({})", found.message, found.help),
-        related_information: None,
+        related_information: related_information(found),
         tags,
         data: data.and_then(|d| serde_json::to_value(d).ok()),
     }
+}
+
+/// The places in other files a finding rests on, as LSP locations (the whole line).
+fn related_information(found: &Diagnostic) -> Option<Vec<lsp::DiagnosticRelatedInformation>> {
+    let places: Vec<lsp::DiagnosticRelatedInformation> = found
+        .related
+        .iter()
+        .filter_map(|related| {
+            let uri = lsp::Uri::from_file_path(&related.path)?;
+            let line = related.line.saturating_sub(1);
+            let range = lsp::Range::new(lsp::Position::new(line, 0), lsp::Position::new(line + 1, 0));
+            Some(lsp::DiagnosticRelatedInformation {
+                location: lsp::Location { uri, range },
+                message: related.message.clone(),
+            })
+        })
+        .collect();
+    (!places.is_empty()).then_some(places)
 }
 
 /// Hover text for a finding: what the rule finds, this finding, its measured cost, and

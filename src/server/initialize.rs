@@ -1,6 +1,6 @@
 //! `initialize` and `initialized`: negotiate the position encoding and how diagnostics
 //! travel (pushed, or pulled by clients that support it), read the client's settings, and
-//! register for changes of configuration files.
+//! register for changes of configuration and Python files; start indexing the workspace.
 
 use super::Backend;
 use super::code_action::FIX_ALL;
@@ -23,6 +23,7 @@ impl Backend {
             state.encoding = Some(encoding);
             state.pull_diagnostics = pull;
             state.watch_files = watch_files;
+            state.workspace.folders = super::workspace::folders_of(&params);
             match params.initialization_options.as_ref().map(|o| state.settings.updated(o)) {
                 Some(Ok(settings)) => {
                     state.settings = settings;
@@ -39,7 +40,8 @@ impl Backend {
         let diagnostic_provider = pull.then(|| {
             DiagnosticServerCapabilities::Options(DiagnosticOptions {
                 identifier: Some("oomlint".to_string()),
-                inter_file_dependencies: false,
+                // Another file's callers and decorators decide some findings.
+                inter_file_dependencies: true,
                 workspace_diagnostics: false,
                 work_done_progress_options: WorkDoneProgressOptions::default(),
             })
@@ -77,22 +79,24 @@ impl Backend {
     }
 
     pub(super) async fn on_initialized(&self) {
-        // Without the registration, saving a config file in the editor still reloads it.
+        self.index_workspace();
+        // Without the registration, saving a config file in the editor still reloads it
+        // (and saving a Python file still updates the index).
         if !self.state().watch_files {
             return;
         }
-        let watchers = ["**/pyproject.toml", "**/oomlint.toml"]
+        let watchers = ["**/pyproject.toml", "**/oomlint.toml", "**/*.py", "**/*.ipynb"]
             .into_iter()
             .map(|glob| FileSystemWatcher { glob_pattern: GlobPattern::String(glob.to_string()), kind: None })
             .collect();
         let options = DidChangeWatchedFilesRegistrationOptions { watchers };
         let registration = Registration {
-            id: "oomlint-config-files".to_string(),
+            id: "oomlint-watched-files".to_string(),
             method: "workspace/didChangeWatchedFiles".to_string(),
             register_options: serde_json::to_value(options).ok(),
         };
         if let Err(e) = self.client.register_capability(vec![registration]).await {
-            self.client.log_message(MessageType::WARNING, format!("cannot watch config files: {e}")).await;
+            self.client.log_message(MessageType::WARNING, format!("cannot watch files: {e}")).await;
         }
     }
 }

@@ -6,7 +6,8 @@
 //! - `text_sync`, `notebook_sync`: open, change, save and close of files and notebooks;
 //! - `configuration`: client settings and configuration files changing;
 //! - `diagnostics`: linting in the background, pushed or pulled findings;
-//! - `code_action`: quick fixes, "ignore on this line", fix-all; `hover`: rule and cost.
+//! - `code_action`: quick fixes, "ignore on this line", fix-all; `hover`: rule and cost;
+//! - `workspace`: the project index of the workspace folders, kept current.
 //!
 //! Document state changes synchronously and in order inside the notification handlers
 //! (nothing awaits before the change is applied); linting runs in the background per
@@ -28,6 +29,7 @@ mod settings;
 mod state;
 mod text_sync;
 mod transport;
+mod workspace;
 
 use state::State;
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -7,9 +7,10 @@ use super::notebook_sync::OpenNotebook;
 use super::position::Encoding;
 use super::rule_docs::DocsLinks;
 use super::settings::ClientSettings;
+use super::workspace::Workspace;
 use crate::config::{Config, ConfigResolver};
 use crate::diagnostic::Diagnostic;
-use crate::engine::RuleSettings;
+use crate::engine::{Project, RuleSettings};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -37,6 +38,8 @@ pub struct State {
     /// Open notebooks by URI; their cells are in `documents`, each mapped back here.
     pub notebooks: HashMap<Uri, OpenNotebook>,
     cell_notebook: HashMap<Uri, Uri>,
+    /// The project index of the workspace folders, read by every lint.
+    pub workspace: Workspace,
 }
 
 /// What is linted together: a file alone, or a notebook's code cells joined.
@@ -129,6 +132,8 @@ impl State {
                 (config, fresh.then_some(message))
             }
         };
-        (Some(config.settings_for(path, &self.settings.overrides)), error)
+        let mut settings = config.settings_for(path, &self.settings.overrides);
+        settings.project = Some(Project(self.workspace.index.clone()));
+        (Some(settings), error)
     }
 }

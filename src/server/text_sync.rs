@@ -11,6 +11,7 @@ impl Backend {
         let document = params.text_document;
         let version = document.version;
         self.state().documents.insert(document.uri.clone(), Document::new(document.text, version));
+        self.reindex_open(&document.uri);
         self.schedule(document.uri, version);
     }
 
@@ -34,6 +35,7 @@ impl Backend {
         if let Some(message) = problem {
             self.client.log_message(MessageType::WARNING, message).await;
         }
+        self.reindex_open(&uri);
         self.schedule(uri, version);
     }
 
@@ -41,6 +43,7 @@ impl Backend {
         if super::configuration::is_config_file(&params.text_document.uri) {
             self.reload_configuration();
         }
+        self.reindex_open(&params.text_document.uri);
     }
 
     pub(super) async fn on_did_close(&self, params: DidCloseTextDocumentParams) {
@@ -49,6 +52,10 @@ impl Backend {
             let mut state = self.state();
             state.documents.remove(&uri);
             state.results.remove(&uri);
+        }
+        // Closed, the file on disk is the project's again.
+        if let Some(path) = uri.to_file_path() {
+            self.reindex(path.into_owned(), None);
         }
         self.client.publish_diagnostics(uri, Vec::new(), None).await;
     }

@@ -1,0 +1,234 @@
+//! The project index of the workspace folders (`crate::project`): built in the
+//! background at start with `$/progress` work-done reports, kept current from open,
+//! changed, saved and closed documents (an open document wins over the disk) and from
+//! watched-file events, and read by every lint. When an update changes what a file
+//! tells the project, the open files whose findings may read it are linted again (and a
+//! pulling client is asked to refresh). A lint never waits for the index: until it is
+//! built, facts stop at the file's edge.
+
+use super::Backend;
+use super::state::State;
+use crate::config::ConfigResolver;
+use crate::discover;
+use crate::project::{self, Change, ProjectIndex};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use tower_lsp_server::ls_types::notification::Progress;
+use tower_lsp_server::ls_types::request::WorkDoneProgressCreate;
+use tower_lsp_server::ls_types::*;
+
+/// How many parts the first index is built in, one progress report each.
+const PARTS: usize = 10;
+
+const PROGRESS_TOKEN: &str = "oomlint/index";
+
+#[derive(Default)]
+pub struct Workspace {
+    pub index: Arc<RwLock<ProjectIndex>>,
+    pub folders: Vec<PathBuf>,
+}
+
+/// The workspace folders a client names at `initialize` (or its root).
+pub fn folders_of(params: &InitializeParams) -> Vec<PathBuf> {
+    #[allow(deprecated)] // `root_uri`: older clients send only it
+    let uris: Vec<&Uri> = match &params.workspace_folders {
+        Some(folders) if !folders.is_empty() => folders.iter().map(|f| &f.uri).collect(),
+        _ => params.root_uri.iter().collect(),
+    };
+    uris.into_iter().filter_map(|uri| uri.to_file_path().map(|p| p.into_owned())).collect()
+}
+
+fn is_python(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "py" || e == "ipynb")
+}
+
+impl Backend {
+    fn sharing(&self) -> Backend {
+        Backend { client: self.client.clone(), state: self.state.clone() }
+    }
+
+    /// Build the index of the workspace folders in the background, reporting progress.
+    pub(super) fn index_workspace(&self) {
+        let backend = self.sharing();
+        tokio::spawn(async move {
+            let folders = backend.state().workspace.folders.clone();
+            if folders.is_empty() {
+                return;
+            }
+            let token = NumberOrString::String(PROGRESS_TOKEN.to_string());
+            let created = backend
+                .client
+                .send_request::<WorkDoneProgressCreate>(WorkDoneProgressCreateParams { token: token.clone() })
+                .await
+                .is_ok();
+            let report = |progress: WorkDoneProgress| {
+                let client = backend.client.clone();
+                let token = token.clone();
+                async move {
+                    if created {
+                        let value = ProgressParamsValue::WorkDone(progress);
+                        client.send_notification::<Progress>(ProgressParams { token, value }).await;
+                    }
+                }
+            };
+            report(WorkDoneProgress::Begin(WorkDoneProgressBegin {
+                title: "oomlint: indexing the workspace".to_string(),
+                cancellable: Some(false),
+                message: None,
+                percentage: Some(0),
+            }))
+            .await;
+            let files = tokio::task::spawn_blocking(move || {
+                let mut resolver = ConfigResolver::default();
+                discover::python_files(&folders, &mut resolver).files
+            })
+            .await
+            .unwrap_or_default();
+            let mut built = ProjectIndex::default();
+            let part = files.len().div_ceil(PARTS).max(1);
+            let mut done = 0;
+            for chunk in files.chunks(part) {
+                let chunk = chunk.to_vec();
+                let Ok((index, skipped)) = tokio::task::spawn_blocking(move || ProjectIndex::build(&chunk)).await
+                else {
+                    continue;
+                };
+                for file in skipped {
+                    let message = format!("oomlint: {} not indexed: {}", file.path.display(), file.reason);
+                    backend.client.log_message(MessageType::WARNING, message).await;
+                }
+                done += index.len();
+                built.merge(index);
+                report(WorkDoneProgress::Report(WorkDoneProgressReport {
+                    cancellable: Some(false),
+                    message: Some(format!("{done}/{} files", files.len())),
+                    percentage: Some((done * 100 / files.len().max(1)) as u32),
+                }))
+                .await;
+            }
+            // Open documents win over the disk: apply them to the new index under the
+            // state lock, so no edit made meanwhile is lost, then put it in place.
+            {
+                let state = backend.state();
+                for (path, text) in open_files(&state) {
+                    built.update(&path, &text);
+                }
+                *project::write(&state.workspace.index) = built;
+            }
+            report(WorkDoneProgress::End(WorkDoneProgressEnd {
+                message: Some(format!("{} files indexed", files.len())),
+            }))
+            .await;
+            // What the files on disk say may change the findings of the open documents.
+            if !files.is_empty() {
+                backend.relint_open_files();
+            }
+        });
+    }
+
+    /// Take the open document `uri`'s current text into the index.
+    pub(super) fn reindex_open(&self, uri: &Uri) {
+        let Some(path) = file_path(uri) else { return };
+        let Some(text) = self.state().documents.get(uri).map(|d| d.text.clone()) else { return };
+        self.reindex(path, Some(text));
+    }
+
+    /// Take `path`'s text (`None`: read it from the disk, or forget it when it is gone)
+    /// into the index, and relint the open files that depend on what changed.
+    pub(super) fn reindex(&self, path: PathBuf, text: Option<String>) {
+        if !is_python(&path) {
+            return;
+        }
+        let backend = self.sharing();
+        tokio::spawn(async move {
+            let index = backend.state().workspace.index.clone();
+            let found = tokio::task::spawn_blocking(move || {
+                let text = text.or_else(|| std::fs::read_to_string(&path).ok());
+                let change = match text {
+                    Some(text) => {
+                        let prepared = project::read(&index).prepare(&path, &text);
+                        project::write(&index).apply(prepared)
+                    }
+                    None => project::write(&index).remove(&path),
+                };
+                change.changed.then(|| dependents(&index, &path, &change))
+            })
+            .await;
+            if let Ok(Some(dependents)) = found {
+                backend.relint_dependents(dependents);
+            }
+        });
+    }
+
+    /// The watched Python files that changed on disk and are not open (an open
+    /// document's text wins).
+    pub(super) fn reindex_watched(&self, changes: &[FileEvent]) {
+        for change in changes {
+            let Some(path) = file_path(&change.uri).filter(|p| is_python(p)) else { continue };
+            if self.state().documents.contains_key(&change.uri) {
+                continue;
+            }
+            self.reindex(path, None);
+        }
+    }
+
+    fn relint_dependents(&self, dependents: Vec<PathBuf>) {
+        let open: Vec<(Uri, i32)> = {
+            let mut state = self.state();
+            let open: Vec<(Uri, i32)> = dependents
+                .iter()
+                .filter_map(Uri::from_file_path)
+                .filter_map(|uri| state.documents.get(&uri).map(|d| (uri, d.version)))
+                .collect();
+            for (uri, _) in &open {
+                state.results.remove(uri);
+            }
+            open
+        };
+        for (uri, version) in open {
+            self.schedule(uri, version);
+        }
+        self.refresh_pulled();
+    }
+
+    /// Lint every open document again (the index they read was replaced).
+    fn relint_open_files(&self) {
+        let open: Vec<(Uri, i32)> = {
+            let mut state = self.state();
+            state.results.clear();
+            state.documents.iter().map(|(u, d)| (u.clone(), d.version)).collect()
+        };
+        for (uri, version) in open {
+            self.schedule(uri, version);
+        }
+        self.refresh_pulled();
+    }
+
+    /// Ask a client that pulls diagnostics to pull again.
+    fn refresh_pulled(&self) {
+        if self.state().pull_diagnostics {
+            let client = self.client.clone();
+            tokio::spawn(async move {
+                let _ = client.workspace_diagnostic_refresh().await;
+            });
+        }
+    }
+}
+
+fn dependents(index: &RwLock<ProjectIndex>, path: &Path, change: &Change) -> Vec<PathBuf> {
+    project::read(index).dependents(path, change)
+}
+
+fn file_path(uri: &Uri) -> Option<PathBuf> {
+    uri.to_file_path().map(|p| p.into_owned())
+}
+
+/// The open documents that are files on disk, with their text.
+fn open_files(state: &State) -> Vec<(PathBuf, String)> {
+    state
+        .documents
+        .iter()
+        .filter_map(|(uri, document)| Some((file_path(uri)?, document.text.clone())))
+        .filter(|(path, _)| is_python(path))
+        .collect()
+}
