@@ -42,7 +42,15 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     if !is_backward {
         return;
     }
-    let Some(step) = tree::enclosing_loop(call) else { return };
+    // The loop is around the call, or around every call of the helper it is in (a
+    // `_update_latents(...)` called once per denoising step).
+    let (step, site) = match tree::enclosing_loop(call) {
+        Some(step) => (step, call),
+        None => match helper_called_in_loops(checker, call) {
+            Some(found) => found,
+            None => return,
+        },
+    };
     // The iteration must build the graph it retains: a loop over several losses of one
     // graph (`for loss in losses: loss.backward(retain_graph=True)`) needs it retained.
     let builds_graph = tree::descendants(step).any(|n| n.kind() == "call" && facts.is_forward_or_loss_call(n));
@@ -51,19 +59,42 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     }
     // A later backward in the same iteration (a second loss, the generator after the
     // discriminator, a loss after a gradient penalty) is why the graph was kept.
-    let later =
-        facts.calls_named(&["backward", "grad"], step).into_iter().any(|other| other.start_byte() >= call.end_byte());
+    let later_in = |region: Node<'t>, after: usize| {
+        facts.calls_named(&["backward", "grad"], region).into_iter().any(|other| other.start_byte() >= after)
+    };
+    let helper = tree::enclosing_function(call).filter(|_| site.id() != call.id());
+    let later = later_in(step, site.end_byte()) || helper.is_some_and(|h| later_in(h, call.end_byte()));
     // A state carried into the next iteration (`out, hidden = model(x, hidden)`) is
     // backpropagated through next time: OOM011 reports that instead.
     if later || super::oom011_hidden_state_not_detached::carries_state(step, source) {
         return;
     }
-    let message = "`retain_graph=True` in a loop, and nothing backpropagates through the graph again in this \
-                   iteration: its saved activations stay alive into the next step's forward pass"
-        .to_string();
+    let place = if helper.is_some() { "in a helper called once per loop iteration" } else { "in a loop" };
+    let message = format!(
+        "`retain_graph=True` {place}, and nothing backpropagates through the graph again in this iteration: its \
+         saved activations stay alive into the next step's forward pass"
+    );
     let help = "remove `retain_graph=True`; keep it only for a second backward through the same graph".to_string();
     let fix = removal(retain).map(|edit| Fix::new(Applicability::Unsafe, RULE.fix_title, vec![edit]));
     checker.report(retain, Severity::Warning, message, help).fix = fix;
+}
+
+/// For a call outside any loop, in a function of this file: the loop around one of the
+/// function's call sites (`self.f(...)` or `f(...)`), when every call site is in a loop,
+/// with that call site.
+fn helper_called_in_loops<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<(Node<'t>, Node<'t>)> {
+    let function = tree::enclosing_function(call).filter(|f| f.kind() == "function_definition")?;
+    let name = function.child_by_field_name("name")?;
+    let sites: Vec<Node<'t>> = checker
+        .facts
+        .index()
+        .calls_named_in(checker.text(name), 0..checker.source().len())
+        .into_iter()
+        .filter(|site| !tree::contains(function, *site))
+        .collect();
+    let mut in_loops = sites.iter().map(|site| tree::enclosing_loop(*site).map(|step| (step, *site)));
+    let first = in_loops.next()??;
+    in_loops.all(|s| s.is_some()).then_some(first)
 }
 
 /// Deletes the keyword argument with the comma that separates it from its neighbour.

@@ -99,7 +99,11 @@ pub(super) fn carries_state<'t>(step: Node<'t>, source: &'t str) -> bool {
         let Some(arguments) = value.child_by_field_name("arguments").filter(|_| value.kind() == "call") else {
             return false;
         };
-        !carried_targets(targets, arguments, source).is_empty()
+        // A state cut from its graph somewhere in the loop (`x = x.detach()`) carries none.
+        carried_targets(targets, arguments, source).into_iter().any(|t| {
+            let name = tree::text(t, source);
+            !tree::text(step, source).contains(&format!("{name} = {name}.detach()"))
+        })
     })
 }
 
