@@ -185,8 +185,13 @@ fn edit_kind(kind: usize, text: &mut Text, function: usize, n: usize) -> Value {
         }
         // `loss = criterion(...)`: a character typed inside `loss` and deleted.
         3 => {
-            let at = function + text.text[function..].find("loss = criterion").expect("loss line") + 2;
-            if n.is_multiple_of(2) { text.change(at, at, "x") } else { text.change(at, at + 1, "") }
+            // Placed from what follows the name, which the edit leaves alone.
+            let assigned = function + text.text[function..].find(" = criterion(output").expect("loss line");
+            if n.is_multiple_of(2) {
+                text.change(assigned - 2, assigned - 2, "x")
+            } else {
+                text.change(assigned - 3, assigned - 2, "")
+            }
         }
         // A 20-line function pasted before the training function, then removed.
         _ => {
