@@ -18,7 +18,7 @@ pub static RULE: Rule = Rule {
     code: "OOM009",
     slug: "alloc-conf-too-late",
     default_severity: Severity::Warning,
-    preview: false,
+    preview: true, // no finding on the real-code corpus yet: no evidence that real code can trust it
     summary: "`PYTORCH_CUDA_ALLOC_CONF` set after CUDA was first used, or naming an option the allocator does not know",
     cost: Cost::Device {
         measure: DeviceMeasure::AllocatorSettings,
