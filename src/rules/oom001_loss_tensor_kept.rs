@@ -52,7 +52,13 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
         return;
     }
     let region = step.unwrap_or_else(|| tree::enclosing_body(store));
-    let (severity, why) = match graph_release(checker, region, value) {
+    let release = graph_release(checker, region, value);
+    // A CPU copy kept after a backward that frees the graph holds no GPU memory to speak of.
+    let to_cpu = [".cpu()", ".to(\"cpu\")", ".to('cpu')"].iter().any(|m| checker.text(value).ends_with(m));
+    if matches!(release, GraphRelease::Freed) && to_cpu {
+        return;
+    }
+    let (severity, why) = match release {
         GraphRelease::Freed => (
             Severity::Warning,
             "`backward()` frees the graph's buffers, but each step still keeps a tensor and its autograd nodes alive",

@@ -150,7 +150,23 @@ fn callers_decide<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
             }
             false
         });
-    returned || only_passed_as_callback(checker, function)
+    returned || returns_graph(checker, call, function) || only_passed_as_callback(checker, function)
+}
+
+/// A function without a loop around `call` that returns a graph-attached value (`return
+/// values, log_prob, entropy` of a policy's `evaluate_actions`): its callers backpropagate
+/// or not.
+fn returns_graph<'t>(checker: &Checker<'_, 't>, call: Node<'t>, function: Node<'t>) -> bool {
+    tree::enclosing_loop(call).is_none()
+        && tree::descendants(function)
+            .filter(|n| n.kind() == "return_statement")
+            .filter(|r| tree::enclosing_function(*r).is_some_and(|f| f.id() == function.id()))
+            .filter_map(|r| r.named_child(0))
+            .flat_map(|v| match v.kind() {
+                "expression_list" | "tuple" => v.named_children(&mut v.walk()).collect(),
+                _ => vec![v],
+            })
+            .any(|v| checker.facts.tensor_value(v) == crate::engine::facts::tensors::TensorValue::Attached)
 }
 
 /// A function whose name is never called in this file, only handed to other code.

@@ -31,6 +31,8 @@ pub fn switch_of(expr: Node, source: &str) -> Option<GradSwitch> {
     // same thing however torch was imported.
     match name {
         "no_grad" => Some(GradSwitch::Disables),
+        // A project's wrapper named for what it does (`smart_inference_mode()`).
+        name if name.ends_with("_inference_mode") || name.ends_with("_no_grad") => Some(GradSwitch::Disables),
         "inference_mode" if first_arg_false => None,
         "inference_mode" => Some(GradSwitch::Disables),
         "enable_grad" => Some(GradSwitch::Enables),

@@ -163,6 +163,22 @@ impl<'t> Facts<'t> {
                 None => Unknown,
             },
             "call" => self.call_value(expr, depth),
+            // `{"loss": total, "acc": acc}`: detached when every value is.
+            "dictionary" => {
+                let values: Vec<TensorValue> = expr
+                    .named_children(&mut expr.walk())
+                    .filter(|pair| pair.kind() == "pair")
+                    .filter_map(|pair| pair.child_by_field_name("value"))
+                    .map(|v| self.value_at_depth(v, depth + 1))
+                    .collect();
+                if values.contains(&Attached) {
+                    Attached
+                } else if !values.is_empty() && values.iter().all(|v| *v == Detached) {
+                    Detached
+                } else {
+                    Unknown
+                }
+            }
             _ => Unknown,
         }
     }
@@ -217,17 +233,30 @@ impl<'t> Facts<'t> {
         if let Some((value, _)) = self.project_callee(call) {
             return value;
         }
+        // A function of this file known to return detached values, whatever its name says
+        // (`evaluate_loss(...)` run under no_grad, returning `.item()` sums).
+        if let Some(Detached) = self.returned_value(call, None, depth + 1) {
+            return Detached;
+        }
         if self.is_forward_or_loss_call(call) {
             return Attached;
         }
-        // A function of this file whose every `return` hands back a detached value.
-        self.returned_value(call, None, depth + 1).filter(|v| *v == Detached).unwrap_or(Unknown)
+        Unknown
     }
 
-    /// `import model` ... `model = torch.load(f)`: the scope also binds the name to a value,
-    /// which a function reading the global sees once it runs.
-    fn rebound_by_value(&self, name: &str, scope: super::index::ScopeId) -> bool {
-        self.index().bindings(name).iter().any(|b| b.scope == scope && matches!(b.kind, BindingKind::Value(_)))
+    /// Whether `name` in `scope` is a function, class or module of the code rather than a
+    /// network: bound by `def`, `class` or `import`, and never to another value (`import
+    /// model` ... `model = torch.load(f)` rebinds it to a network, which a function reading
+    /// the global sees once it runs), except to a wrapper of itself (`f =
+    /// torch.jit.trace(f, ...)`, `torch.compile(f)`).
+    fn names_code(&self, name: &str, scope: super::index::ScopeId) -> bool {
+        let bindings = self.index().bindings(name);
+        let in_scope = || bindings.iter().filter(|b| b.scope == scope);
+        in_scope().any(|b| matches!(b.kind, BindingKind::Definition | BindingKind::Import))
+            && in_scope().all(|b| match b.kind {
+                BindingKind::Value(value) => tree::mentions(value, name, self.source),
+                _ => true,
+            })
     }
 
     /// What a call of a function defined in this file returns (`position`: one item of a
@@ -303,6 +332,14 @@ impl<'t> Facts<'t> {
             Some("forward") => function.child_by_field_name("object"),
             _ => Some(function),
         };
+        // `G = copy.deepcopy(G0).eval().requires_grad_(False)`: frozen where it is made.
+        if let Some(name) = network.filter(|n| n.kind() == "identifier")
+            && let Some(binding) = self.index().lookup(self.text(name), name)
+            && let BindingKind::Value(value) = binding.kind
+            && self.text(value).contains("requires_grad_(False)")
+        {
+            return true;
+        }
         let Some(network) = network.map(|n| self.text(n)) else { return false };
         let freezes = self.calls_named(&["requires_grad_"], self.root).into_iter().any(|freeze| {
             let off = tree::positional_args(freeze)
@@ -392,10 +429,7 @@ impl<'t> Facts<'t> {
                 let name = self.text(function);
                 heuristics::is_model_name(name)
                     && !name.starts_with(char::is_uppercase)
-                    && !self.index().lookup(name, function).is_some_and(|b| {
-                        matches!(b.kind, BindingKind::Definition | BindingKind::Import)
-                            && !self.rebound_by_value(name, b.scope)
-                    })
+                    && !self.index().lookup(name, function).is_some_and(|b| self.names_code(name, b.scope))
             }
             "attribute" => {
                 let Some(name) = tree::last_name(function, self.source) else { return false };
