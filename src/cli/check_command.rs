@@ -12,7 +12,7 @@ use crate::fix::write::write_atomically;
 use crate::lint::{self, Contents, SourceKind};
 use crate::project::{self, ProjectIndex};
 use crate::render::{self, FixSummary, LintedFile};
-use crate::rules::RULES;
+use crate::rules::{self, RULES};
 use crate::source::LineIndex;
 use rayon::prelude::*;
 use std::io::{IsTerminal, Read, Write};
@@ -69,7 +69,9 @@ pub fn run(args: CheckArgs) -> u8 {
         let name = args.stdin_filename.clone().unwrap_or_else(|| PathBuf::from("-"));
         match settings_for(&name, &mut resolver, &overrides) {
             Ok(mut settings) => {
-                settings.project = Some(project_of(std::slice::from_ref(&name), &[], &mut resolver));
+                if rules::reads_project(&settings) {
+                    settings.project = Some(project_of(std::slice::from_ref(&name), &[], &mut resolver));
+                }
                 vec![process(Input::Stdin(&name), &settings, mode)]
             }
             Err(e) => {
@@ -88,18 +90,22 @@ pub fn run(args: CheckArgs) -> u8 {
             eprintln!("error: {e}");
             failed += 1;
         }
-        let project = project_of(&paths, &discovery.files, &mut resolver);
         let mut jobs = Vec::new();
-        for file in discovery.files {
-            match settings_for(&file, &mut resolver, &overrides) {
-                Ok(mut settings) => {
-                    settings.project = Some(project.clone());
-                    jobs.push((file, settings))
-                }
+        for file in &discovery.files {
+            match settings_for(file, &mut resolver, &overrides) {
+                Ok(settings) => jobs.push((file.clone(), settings)),
                 Err(e) => {
-                    eprintln!("error: {e} (skipping {})", display(&file));
+                    eprintln!("error: {e} (skipping {})", display(file));
                     failed += 1;
                 }
+            }
+        }
+        // Indexing the project parses every file of it: only worth it when a rule that asks
+        // other files (callers, decorators, callees) runs on some file.
+        if jobs.iter().any(|(_, settings)| rules::reads_project(settings)) {
+            let project = project_of(&paths, &discovery.files, &mut resolver);
+            for (_, settings) in &mut jobs {
+                settings.project = Some(project.clone());
             }
         }
         if jobs.len() > 1 {

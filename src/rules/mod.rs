@@ -135,3 +135,13 @@ macro_rules! rule_files {
     };
 }
 pub(crate) use rule_files;
+
+/// The rules whose facts reach into other files of the project (OOM001 reads callees'
+/// returns, OOM002 callers' grad mode and project decorators).
+const PROJECT_READERS: [&str; 2] = ["OOM001", "OOM002"];
+
+/// Whether `settings` enable a rule that reads other files of the project, so that
+/// building the project index is worth its cost.
+pub fn reads_project(settings: &crate::engine::RuleSettings) -> bool {
+    RULES.iter().zip(&settings.enabled).any(|(rule, on)| *on && PROJECT_READERS.contains(&rule.code))
+}
