@@ -6,6 +6,7 @@ use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::Facts;
 use crate::engine::facts::heuristics::{is_forward_method_name, words};
+use crate::engine::facts::out_of_memory::catches_out_of_memory;
 use crate::engine::tree;
 use tree_sitter::Node;
 
@@ -93,7 +94,7 @@ fn per_step<'t>(facts: &Facts<'t>, site: Node<'t>, depth: usize) -> Option<StepP
         let counters = loop_targets(step_loop, source);
         let guarded = tree::ancestors_in_function(site)
             .take_while(|a| a.id() != step_loop.id())
-            .any(|a| runs_only_sometimes(a, site, &counters, source));
+            .any(|a| runs_only_sometimes(facts, a, site, &counters));
         return (!guarded && is_step_loop(facts, step_loop)).then_some(StepPath { step_loop, helper: None });
     }
     // Not in a loop here: a helper whose every call is once per step.
@@ -123,14 +124,15 @@ fn calls_function(call: Node, source: &str) -> bool {
 /// of memory, a branch taken on some steps only (`if step % 100 == 0`, `if i in
 /// eval_iters`), or a branch behind a switch the user sets for memory (`if clear_cache:`,
 /// `if args.low_memory:`).
-fn runs_only_sometimes(node: Node, site: Node, counters: &[&str], source: &str) -> bool {
+fn runs_only_sometimes<'t>(facts: &Facts<'t>, node: Node<'t>, site: Node<'t>, counters: &[&str]) -> bool {
+    let source = facts.source;
     match node.kind() {
         "except_clause" | "except_group_clause" => true,
         "finally_clause" => node.parent().is_some_and(|statement| {
             let mut cursor = statement.walk();
             statement
                 .named_children(&mut cursor)
-                .any(|c| c.kind() == "except_clause" && catches_out_of_memory(c, source))
+                .any(|c| c.kind() == "except_clause" && catches_out_of_memory(facts, c))
         }),
         // Only the branch the condition selects: an `else` runs on the other steps.
         "if_statement" | "elif_clause"
@@ -169,11 +171,6 @@ fn loop_targets<'t>(step_loop: Node<'t>, source: &'t str) -> Vec<&'t str> {
         }
         _ => Vec::new(),
     }
-}
-
-fn catches_out_of_memory(handler: Node, source: &str) -> bool {
-    let text = tree::text(handler, source);
-    text.contains("OutOfMemoryError") || text.contains("out of memory")
 }
 
 /// A loop whose every iteration is one step: it draws batches from a data loader, or its

@@ -4,6 +4,7 @@
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
+use crate::engine::facts::out_of_memory::catches_out_of_memory;
 use crate::engine::tree;
 use tree_sitter::Node;
 
@@ -29,11 +30,9 @@ pub static RULE: Rule = Rule {
     check: Check::Query(check),
 };
 
-const OOM_ERRORS: [&str; 2] = ["torch.OutOfMemoryError", "torch.cuda.OutOfMemoryError"];
-
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let Some(handler) = found.get("handler") else { return };
-    if !catches_out_of_memory(checker, handler) {
+    if !catches_out_of_memory(checker.facts, handler) {
         return;
     }
     let source = checker.source();
@@ -149,36 +148,3 @@ fn tried_calls<'t>(handler: Node<'t>, source: &'t str) -> Vec<&'t str> {
         .collect()
 }
 
-/// `except torch.OutOfMemoryError`, `except torch.cuda.OutOfMemoryError` (also imported,
-/// or in a tuple), or `except RuntimeError as e` whose block looks for "out of memory".
-fn catches_out_of_memory<'t>(checker: &Checker<'_, 't>, handler: Node<'t>) -> bool {
-    let facts = checker.facts;
-    let source = checker.source();
-    let mut cursor = handler.walk();
-    let Some(caught) = handler.named_children(&mut cursor).find(|c| c.kind() != "block" && c.kind() != "comment")
-    else {
-        return false;
-    };
-    let caught = match caught.kind() {
-        "as_pattern" => caught.named_child(0).unwrap_or(caught),
-        _ => caught,
-    };
-    let types: Vec<Node<'t>> = match caught.kind() {
-        "tuple" | "parenthesized_expression" => {
-            let mut inner = caught.walk();
-            caught.named_children(&mut inner).collect()
-        }
-        _ => vec![caught],
-    };
-    let is_oom = |node: &Node<'t>| {
-        let text = tree::text(*node, source);
-        OOM_ERRORS.contains(&text)
-            || facts.qualified_name(*node).is_some_and(|q| OOM_ERRORS.contains(&q.as_str()))
-            || (text == "OutOfMemoryError" && facts.index().lookup("OutOfMemoryError", *node).is_none())
-    };
-    if types.iter().any(is_oom) {
-        return true;
-    }
-    let broad = types.iter().any(|t| matches!(tree::text(*t, source), "RuntimeError" | "Exception"));
-    broad && tree::text(handler, source).contains("out of memory")
-}

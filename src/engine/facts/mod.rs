@@ -6,6 +6,7 @@ pub mod grad_mode;
 pub mod heuristics;
 pub mod index;
 pub mod names;
+pub mod out_of_memory;
 pub mod tensors;
 pub mod version_guard;
 
