@@ -27,6 +27,7 @@ fn test_rule(query: &'static str) -> &'static Rule {
         docs: "",
         query,
         could_match: |_| true,
+        reads_project: false,
         check: oomlint::rules::Check::Query(report_capture),
     }))
 }

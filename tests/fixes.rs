@@ -92,6 +92,7 @@ fn a_fix_that_breaks_the_syntax_is_dropped() {
         docs: "",
         query: "((identifier) @x (#eq? @x \"victim\"))",
         could_match: |_| true,
+        reads_project: false,
         check: oomlint::rules::Check::Query(broken_fix),
     };
     let engine = Engine::compile(&[&RULE]).unwrap();

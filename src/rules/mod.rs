@@ -59,6 +59,9 @@ pub struct Rule {
     /// A cheap text test: `false` proves the rule cannot match the file, so files no
     /// enabled rule could match skip the parse.
     pub could_match: fn(&str) -> bool,
+    /// Whether its `check` asks the project index about other files (callers, callees,
+    /// decorators defined elsewhere): `check` builds the index only when such a rule runs.
+    pub reads_project: bool,
     pub check: Check,
 }
 
@@ -136,12 +139,8 @@ macro_rules! rule_files {
 }
 pub(crate) use rule_files;
 
-/// The rules whose facts reach into other files of the project (OOM001 reads callees'
-/// returns, OOM002 callers' grad mode and project decorators).
-const PROJECT_READERS: [&str; 2] = ["OOM001", "OOM002"];
-
 /// Whether `settings` enable a rule that reads other files of the project, so that
 /// building the project index is worth its cost.
 pub fn reads_project(settings: &crate::engine::RuleSettings) -> bool {
-    RULES.iter().zip(&settings.enabled).any(|(rule, on)| *on && PROJECT_READERS.contains(&rule.code))
+    RULES.iter().zip(&settings.enabled).any(|(rule, on)| *on && rule.reads_project)
 }

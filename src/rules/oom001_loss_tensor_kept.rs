@@ -27,6 +27,7 @@ pub static RULE: Rule = Rule {
     docs: FILES.1,
     query: FILES.0,
     could_match: heuristics::mentions_graph_source,
+    reads_project: true,
     check: Check::Query(check),
 };
 

@@ -26,6 +26,7 @@ pub static RULE: Rule = Rule {
     docs: FILES.1,
     query: FILES.0,
     could_match: |source| heuristics::mentions_forward_call(source) && heuristics::mentions_evaluation(source),
+    reads_project: true,
     check: Check::Query(check),
 };
 

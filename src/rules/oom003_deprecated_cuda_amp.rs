@@ -24,6 +24,7 @@ pub static RULE: Rule = Rule {
     query: FILES.0,
     // Every spelling of these modules writes `amp` as a word of its own.
     could_match: mentions_amp,
+    reads_project: false,
     check: Check::Query(check),
 };
 

@@ -21,6 +21,7 @@ pub static RULE: Rule = Rule {
     docs: FILES.1,
     query: FILES.0,
     could_match: could_call_checkpoint,
+    reads_project: false,
     check: Check::Query(check),
 };
 

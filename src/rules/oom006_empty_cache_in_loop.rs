@@ -34,6 +34,7 @@ pub static RULE: Rule = Rule {
     docs: FILES.1,
     query: FILES.0,
     could_match: |source| source.contains("empty_cache"),
+    reads_project: false,
     check: Check::Query(check),
 };
 

@@ -26,6 +26,7 @@ pub static RULE: Rule = Rule {
     docs: FILES.1,
     query: FILES.0,
     could_match: could_call_torch_load,
+    reads_project: false,
     check: Check::Query(check),
 };
 

@@ -32,6 +32,7 @@ pub static RULE: Rule = Rule {
     docs: FILES.1,
     query: FILES.0,
     could_match: |source| source.contains("_ALLOC_CONF"),
+    reads_project: false,
     check: Check::Query(check),
 };
 

@@ -27,6 +27,7 @@ pub static RULE: Rule = Rule {
     could_match: |source| {
         source.contains("except") && (source.contains("OutOfMemory") || source.contains("out of memory"))
     },
+    reads_project: false,
     check: Check::Query(check),
 };
 

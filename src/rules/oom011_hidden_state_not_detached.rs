@@ -28,6 +28,7 @@ pub static RULE: Rule = Rule {
     could_match: |source| {
         source.contains("backward") && (heuristics::mentions_forward_call(source) || mentions_recurrent_call(source))
     },
+    reads_project: false,
     check: Check::Query(check),
 };
 

@@ -23,6 +23,7 @@ pub static RULE: Rule = Rule {
     docs: FILES.1,
     query: FILES.0,
     could_match: could_report,
+    reads_project: false,
     check: Check::Suppressions(report),
 };
 
