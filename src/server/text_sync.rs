@@ -55,7 +55,7 @@ impl Backend {
         }
         // Closed, the file on disk is the project's again.
         if let Some(path) = uri.to_file_path() {
-            self.reindex(path.into_owned(), None);
+            self.reindex(path.into_owned());
         }
         self.client.publish_diagnostics(uri, Vec::new(), None).await;
     }

@@ -7,10 +7,11 @@
 //! built, facts stop at the file's edge.
 
 use super::Backend;
-use super::state::State;
+use super::state::{State, lock};
 use crate::config::ConfigResolver;
 use crate::discover;
 use crate::project::{self, Change, ProjectIndex};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use tower_lsp_server::ls_types::notification::Progress;
@@ -26,6 +27,30 @@ const PROGRESS_TOKEN: &str = "oomlint/index";
 pub struct Workspace {
     pub index: Arc<RwLock<ProjectIndex>>,
     pub folders: Vec<PathBuf>,
+    /// The latest update asked for each file, by ticket: updates are summarised in the
+    /// background, in parallel, and may finish out of order (the open's text after the
+    /// first edit's); only the latest one asked for is put into the index.
+    latest: HashMap<PathBuf, u64>,
+    tickets: u64,
+}
+
+impl Workspace {
+    /// A ticket for a new update of `path`, which supersedes those issued before.
+    fn ticket(&mut self, path: &Path) -> u64 {
+        self.tickets += 1;
+        self.latest.insert(path.to_path_buf(), self.tickets);
+        self.tickets
+    }
+
+    /// Whether `ticket` is still the latest update of `path`; it is then no longer
+    /// pending.
+    fn take_if_latest(&mut self, path: &Path, ticket: u64) -> bool {
+        let latest = self.latest.get(path) == Some(&ticket);
+        if latest {
+            self.latest.remove(path);
+        }
+        latest
+    }
 }
 
 /// The workspace folders a client names at `initialize` (or its root).
@@ -128,28 +153,49 @@ impl Backend {
 
     /// Take the open document `uri`'s current text into the index.
     pub(super) fn reindex_open(&self, uri: &Uri) {
-        let Some(path) = file_path(uri) else { return };
-        let Some(text) = self.state().documents.get(uri).map(|d| d.text.clone()) else { return };
-        self.reindex(path, Some(text));
+        let Some(path) = file_path(uri).filter(|p| is_python(p)) else { return };
+        let taken = {
+            let mut state = self.state();
+            let text = state.documents.get(uri).map(|d| d.text.clone());
+            text.map(|text| (text, state.workspace.ticket(&path)))
+        };
+        if let Some((text, ticket)) = taken {
+            self.update_index(path, Some(text), ticket);
+        }
     }
 
-    /// Take `path`'s text (`None`: read it from the disk, or forget it when it is gone)
-    /// into the index, and relint the open files that depend on what changed.
-    pub(super) fn reindex(&self, path: PathBuf, text: Option<String>) {
+    /// Take `path`'s text on disk into the index (or forget it when it is gone), and
+    /// relint the open files that depend on what changed.
+    pub(super) fn reindex(&self, path: PathBuf) {
         if !is_python(&path) {
             return;
         }
+        let ticket = self.state().workspace.ticket(&path);
+        self.update_index(path, None, ticket);
+    }
+
+    /// Summarise `text` (`None`: read the disk) in the background and put it into the
+    /// index if `ticket` is still the file's latest update; relint the dependents.
+    fn update_index(&self, path: PathBuf, text: Option<String>, ticket: u64) {
         let backend = self.sharing();
+        let index = self.state().workspace.index.clone();
         tokio::spawn(async move {
-            let index = backend.state().workspace.index.clone();
+            let state = backend.state.clone();
             let found = tokio::task::spawn_blocking(move || {
                 let text = text.or_else(|| std::fs::read_to_string(&path).ok());
-                let change = match text {
-                    Some(text) => {
-                        let prepared = project::read(&index).prepare(&path, &text);
-                        project::write(&index).apply(prepared)
+                // Summarised without holding a lock; put in only if no later update of
+                // the file was asked for meanwhile (under the state lock, so that the
+                // check and the update are one step).
+                let prepared = text.map(|text| project::read(&index).prepare(&path, &text));
+                let change = {
+                    let mut state = lock(&state);
+                    if !state.workspace.take_if_latest(&path, ticket) {
+                        return None;
                     }
-                    None => project::write(&index).remove(&path),
+                    match prepared {
+                        Some(prepared) => project::write(&index).apply(prepared),
+                        None => project::write(&index).remove(&path),
+                    }
                 };
                 change.changed.then(|| dependents(&index, &path, &change))
             })
@@ -168,7 +214,7 @@ impl Backend {
             if self.state().documents.contains_key(&change.uri) {
                 continue;
             }
-            self.reindex(path, None);
+            self.reindex(path);
         }
     }
 
