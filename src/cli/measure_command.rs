@@ -47,7 +47,7 @@ pub struct MeasureArgs {
     /// Fail when the memory figures differ from <fixtures>/measurements.json.
     #[arg(long, conflicts_with = "write")]
     pub check: bool,
-    /// Seconds each script may run before it is stopped.
+    /// Seconds each script may run before it is stopped, counted once PyTorch is imported.
     #[arg(long, default_value_t = 600)]
     pub timeout: u64,
     /// Scripts run at once (default: 1 on cuda and cpu, up to 4 on fake).

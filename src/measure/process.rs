@@ -1,15 +1,22 @@
 //! One fixture run: a fresh Python process executing the embedded `runner.py`, killed
-//! when it exceeds its time, its record read back from the last marked line.
+//! when the script exceeds its time, its record read back from the last marked line.
+//! The time limit counts from the runner's start marker, printed when the script is about
+//! to run: importing PyTorch alone takes seconds, and much longer on a busy machine.
 
 use super::Backend;
 use super::measurements::Figures;
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, OnceLock};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 const RUNNER_SOURCE: &str = include_str!("runner.py");
 const RECORD_PREFIX: &str = "OOMLINT-RECORD ";
+const STARTED_MARKER: &str = "OOMLINT-STARTED";
+/// How long Python and PyTorch may take to start before the script's own limit begins.
+const START_UP_LIMIT: Duration = Duration::from_secs(300);
 
 /// Why a run produced no figures.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,6 +24,8 @@ pub enum RunError {
     /// The interpreter could not be started.
     Spawn(String),
     TimedOut(Duration),
+    /// Python and PyTorch did not finish starting within this time.
+    StartUpTimedOut(Duration),
     /// The backend cannot run here (no CUDA device, no PyTorch): the runner's reason.
     Refused(String),
     /// The script failed: the end of its standard error.
@@ -35,6 +44,9 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::Spawn(why) => write!(f, "could not start Python: {why}"),
             RunError::TimedOut(limit) => write!(f, "timed out after {} s and was stopped", limit.as_secs()),
+            RunError::StartUpTimedOut(limit) => {
+                write!(f, "Python had not imported PyTorch after {} s and was stopped", limit.as_secs())
+            }
             RunError::Refused(why) => write!(f, "{why}"),
             RunError::Crashed { status, stderr } => write!(f, "the script failed ({status}):\n{stderr}"),
             RunError::NoRecord { stderr } => write!(f, "the runner printed no record:\n{stderr}"),
@@ -98,16 +110,21 @@ impl Runner {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| RunError::Spawn(e.to_string()))?;
-        let stdout = drain(child.stdout.take());
+        let started = Arc::new(OnceLock::new());
+        let stdout = drain_stdout(child.stdout.take(), Arc::clone(&started));
         let stderr = drain(child.stderr.take());
-        let started = Instant::now();
+        let spawned = Instant::now();
         let status = loop {
+            let timed_out = match started.get() {
+                Some(script_start) => (script_start.elapsed() >= self.timeout).then_some(RunError::TimedOut(self.timeout)),
+                None => (spawned.elapsed() >= START_UP_LIMIT).then_some(RunError::StartUpTimedOut(START_UP_LIMIT)),
+            };
             match child.try_wait() {
                 Ok(Some(status)) => break status,
-                Ok(None) if started.elapsed() >= self.timeout => {
+                Ok(None) if timed_out.is_some() => {
                     let _ = child.kill();
                     let _ = child.wait();
-                    return Err(RunError::TimedOut(self.timeout));
+                    return Err(timed_out.unwrap_or(RunError::TimedOut(self.timeout)));
                 }
                 Ok(None) => std::thread::sleep(Duration::from_millis(20)),
                 Err(e) => return Err(RunError::Spawn(e.to_string())),
@@ -125,7 +142,27 @@ impl Runner {
     }
 }
 
-fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<String> {
+/// Reads the runner's standard output, noting when its start marker arrives.
+fn drain_stdout(pipe: Option<impl Read + Send + 'static>, started: Arc<OnceLock<Instant>>) -> JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let Some(pipe) = pipe else { return text };
+        let mut reader = BufReader::new(pipe);
+        let mut line = Vec::new();
+        while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+            let decoded = String::from_utf8_lossy(&line);
+            if decoded.trim_end() == STARTED_MARKER {
+                let _ = started.set(Instant::now());
+            } else {
+                text.push_str(&decoded);
+            }
+            line.clear();
+        }
+        text
+    })
+}
+
+fn drain(pipe: Option<impl Read + Send + 'static>) -> JoinHandle<String> {
     std::thread::spawn(move || {
         let mut bytes = Vec::new();
         if let Some(mut pipe) = pipe {
