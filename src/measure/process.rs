@@ -116,7 +116,9 @@ impl Runner {
         let spawned = Instant::now();
         let status = loop {
             let timed_out = match started.get() {
-                Some(script_start) => (script_start.elapsed() >= self.timeout).then_some(RunError::TimedOut(self.timeout)),
+                Some(script_start) => {
+                    (script_start.elapsed() >= self.timeout).then_some(RunError::TimedOut(self.timeout))
+                }
                 None => (spawned.elapsed() >= START_UP_LIMIT).then_some(RunError::StartUpTimedOut(START_UP_LIMIT)),
             };
             match child.try_wait() {
