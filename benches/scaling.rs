@@ -2,21 +2,27 @@
 //! and 200,000 lines of each shape that once took quadratic time (a long module of
 //! `torch.load(...)` or `torch.cuda.amp.GradScaler()` lines, nested lambdas, a long
 //! attribute chain in a file that mentions `checkpoint`, a long `+` chain, and
-//! `total += loss + loss + ...`) and prints the time per 1,000 lines and the ratio of the
-//! largest file's to the smallest's. Fails when a ratio exceeds 1.5.
+//! `total += loss + loss + ...`) and prints, per size, the time per 1,000 lines and the
+//! peak memory of the process that linted it, then the ratio of the largest file's time
+//! per line to the smallest's. Fails when a ratio exceeds 1.5.
+//!
+//! Each file is linted in a fresh process (this program run again with `--one`), so that
+//! peak memory is that file's and a lint past the time limit is stopped, not waited for.
+//! Each row is printed as soon as it is measured.
 //!
 //! `cargo bench --bench scaling` (`-- SHAPE` for one shape).
 
 use oomlint::engine::{Engine, RuleSettings};
+use std::io::Write;
 use std::path::Path;
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const SIZES: [usize; 3] = [10_000, 50_000, 200_000];
 const ALLOWED_RATIO: f64 = 1.5;
-/// A lint that takes longer is reported as such and not waited for.
+/// A file whose lints take longer is reported as such.
 const LIMIT: Duration = Duration::from_secs(120);
-/// Best of this many runs (small files run more often, so that timer noise stays small).
+/// Best of this many lints of each file.
 const RUNS: usize = 3;
 
 /// A shape's name, and the generator of a file of that many lines.
@@ -74,11 +80,14 @@ fn accumulated_loss(lines: usize) -> String {
     text
 }
 
-/// Seconds for the best of `RUNS` lints of `source`, or `None` past `LIMIT`.
-fn time_lint(source: String) -> Option<f64> {
-    let (sender, receiver) = mpsc::channel();
-    std::thread::Builder::new()
-        .stack_size(64 << 20)
+/// In the child: lint the shape's file of `lines` lines `RUNS` times and print the best
+/// time in seconds and the process's peak resident memory in MB.
+fn lint_one(shape: &str, lines: usize) {
+    let (_, generate) = SHAPES.iter().find(|(name, _)| *name == shape).expect("a known shape");
+    let source = generate(lines);
+    // Deeply nested shapes recurse in tree walks: a large stack, as for a real file.
+    let best = std::thread::Builder::new()
+        .stack_size(256 << 20)
         .spawn(move || {
             let mut best = f64::INFINITY;
             for _ in 0..RUNS {
@@ -87,44 +96,89 @@ fn time_lint(source: String) -> Option<f64> {
                 std::hint::black_box(report);
                 best = best.min(started.elapsed().as_secs_f64());
             }
-            let _ = sender.send(best);
+            best
         })
-        .expect("spawn a lint thread");
-    receiver.recv_timeout(LIMIT * RUNS as u32).ok()
+        .expect("spawn a lint thread")
+        .join()
+        .expect("the lint thread ends");
+    println!("{best} {}", peak_rss_mb());
+}
+
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kb: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0.0);
+    kb / 1024.0
+}
+
+/// Time per 1,000 lines (ms) and peak memory (MB) for one file, from a child process;
+/// `None` past the time limit or when the child fails.
+fn measure(shape: &str, lines: usize) -> Option<(f64, f64)> {
+    let me = std::env::current_exe().expect("the bench binary");
+    let mut child = Command::new(me)
+        .args(["--one", shape, &lines.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("run the bench binary again");
+    let started = Instant::now();
+    loop {
+        match child.try_wait().expect("wait for the child") {
+            Some(_) => break,
+            None if started.elapsed() > LIMIT * RUNS as u32 => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take()?, &mut out).ok()?;
+    let mut figures = out.split_whitespace().map(|v| v.parse::<f64>());
+    let (Some(Ok(seconds)), Some(Ok(mb))) = (figures.next(), figures.next()) else { return None };
+    Some((seconds * 1e3 / (lines as f64 / 1e3), mb))
 }
 
 fn main() {
-    let only = std::env::args().skip(1).find(|a| !a.starts_with("--"));
-    Engine::get(); // compile the queries before timing
-    println!("{:<22} {:>14} {:>14} {:>14} {:>8}", "shape", "10k ms/kline", "50k ms/kline", "200k ms/kline", "200k/10k");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, shape, lines] = args.as_slice()
+        && flag == "--one"
+    {
+        lint_one(shape, lines.parse().expect("a line count"));
+        return;
+    }
+    let only = args.iter().find(|a| !a.starts_with("--"));
+    let header = SIZES.iter().map(|s| format!("{:>18}", format!("{}k ms/kline, MB", s / 1000))).collect::<String>();
+    println!("{:<22}{header} {:>9}", "shape", "200k/10k");
     let mut failed = false;
-    for (name, generate) in SHAPES {
-        if only.as_deref().is_some_and(|o| !name.contains(o)) {
+    for (name, _) in SHAPES {
+        if only.is_some_and(|o| !name.contains(o.as_str())) {
             continue;
         }
+        print!("{name:<22}");
         let mut per_kline = Vec::new();
         for lines in SIZES {
-            let source = generate(lines);
-            let counted = source.lines().count();
-            per_kline.push(time_lint(source).map(|seconds| seconds * 1e3 / (counted as f64 / 1e3)));
+            let measured = measure(name, lines);
+            match measured {
+                Some((ms, mb)) => print!("{:>18}", format!("{ms:.3}, {mb:.0}")),
+                None => print!("{:>18}", format!("> {} s", LIMIT.as_secs())),
+            }
+            let _ = std::io::stdout().flush();
+            per_kline.push(measured.map(|(ms, _)| ms));
         }
-        let cell = |v: Option<f64>| v.map_or(format!("> {} s", LIMIT.as_secs()), |ms| format!("{ms:.3}"));
         let ratio = match (per_kline[0], per_kline[2]) {
             (Some(small), Some(large)) => large / small,
             _ => f64::INFINITY,
         };
         failed |= ratio > ALLOWED_RATIO;
-        println!(
-            "{name:<22} {:>14} {:>14} {:>14} {:>8}",
-            cell(per_kline[0]),
-            cell(per_kline[1]),
-            cell(per_kline[2]),
-            if ratio.is_finite() { format!("{ratio:.2}") } else { "-".into() }
-        );
+        println!(" {:>9}", if ratio.is_finite() { format!("{ratio:.2}") } else { "-".into() });
     }
     if failed {
         eprintln!("time per line grows with the file (a ratio above {ALLOWED_RATIO})");
         std::process::exit(1);
     }
-    std::process::exit(0);
 }

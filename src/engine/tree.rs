@@ -1,7 +1,7 @@
 //! Small helpers over tree-sitter-python nodes that every rule and fact needs.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::marker::PhantomData;
 use tree_sitter::{Node, TreeCursor, ffi};
@@ -56,33 +56,49 @@ pub fn parent(node: Node) -> Option<Node> {
     with_index(node, |index| index.parent(node)).unwrap_or_else(|| node.parent())
 }
 
-/// Every node's parent in one tree, built on first use by one walk of the tree. Rules
-/// and facts ask for parents and ancestors thousands of times per file, and tree-sitter
-/// answers each such question by a descent from the root.
+/// Every node's parent in one tree, built on first use one top-level statement at a
+/// time (by one walk of that statement). Rules and facts ask for parents and ancestors
+/// thousands of times per file, and tree-sitter answers each such question by a descent
+/// from the root; a lint of one statement (the language server's, after an edit) indexes
+/// only the statements it asks about.
 struct ParentIndex {
     tree: *const ffi::TSTree,
     root: ffi::TSNode,
-    /// Node id to its parent; empty until first asked.
-    parents: Option<HashMap<usize, ffi::TSNode, BuildHasherDefault<IdHasher>>>,
+    /// Node id to its parent, for the nodes of the statements indexed so far.
+    parents: HashMap<usize, ffi::TSNode, BuildHasherDefault<IdHasher>>,
+    /// The top-level statements indexed so far, by id.
+    indexed: HashSet<usize, BuildHasherDefault<IdHasher>>,
 }
 
 impl ParentIndex {
     fn parent<'t>(&mut self, node: Node<'t>) -> Option<Node<'t>> {
-        let root = self.root;
-        let parents = self.parents.get_or_insert_with(|| {
-            // SAFETY: `root` is the root of the tree this index was made for, which the
-            // `ParentsIndexed` guard keeps borrowed, so it is alive.
-            build_parents(unsafe { Node::from_raw(root) })
-        });
-        // SAFETY: the stored node belongs to the same (alive) tree as `node`, whose
-        // lifetime the returned node takes.
-        parents.get(&node.id()).map(|&raw| unsafe { Node::from_raw(raw) })
+        // SAFETY: the stored nodes and `root` belong to the same (alive) tree as `node`,
+        // which the `ParentsIndexed` guard keeps borrowed; the returned node takes
+        // `node`'s lifetime.
+        let raw = |raw: ffi::TSNode| unsafe { Node::from_raw(raw) };
+        if let Some(&parent) = self.parents.get(&node.id()) {
+            return Some(raw(parent));
+        }
+        let root: Node<'t> = raw(self.root);
+        if node.id() == root.id() {
+            return None;
+        }
+        let statement = root.child_with_descendant(node)?;
+        if statement.id() == node.id() {
+            return Some(root);
+        }
+        if !self.indexed.insert(statement.id()) {
+            return None; // indexed already: `node` is not in it
+        }
+        index_subtree(statement, &mut self.parents);
+        self.parents.get(&node.id()).map(|&parent| raw(parent))
     }
 }
 
-fn build_parents(root: Node) -> HashMap<usize, ffi::TSNode, BuildHasherDefault<IdHasher>> {
-    let mut parents = HashMap::with_capacity_and_hasher(root.descendant_count(), BuildHasherDefault::default());
-    let mut cursor = root.walk();
+/// Record the parent of every node below `top`.
+fn index_subtree(top: Node, parents: &mut HashMap<usize, ffi::TSNode, BuildHasherDefault<IdHasher>>) {
+    parents.reserve(top.descendant_count());
+    let mut cursor = top.walk();
     let mut open: Vec<Node> = Vec::new();
     'walk: loop {
         let node = cursor.node();
@@ -103,7 +119,6 @@ fn build_parents(root: Node) -> HashMap<usize, ffi::TSNode, BuildHasherDefault<I
             open.pop();
         }
     }
-    parents
 }
 
 /// Node ids are addresses: spread them cheaply instead of hashing them securely.
@@ -141,7 +156,7 @@ fn with_index<T>(node: Node, f: impl FnOnce(&mut ParentIndex) -> T) -> Option<T>
 /// while it lints a file.
 pub fn index_parents(root: Node<'_>) -> ParentsIndexed<'_> {
     let raw = root.into_raw();
-    let index = ParentIndex { tree: raw.tree, root: raw, parents: None };
+    let index = ParentIndex { tree: raw.tree, root: raw, parents: HashMap::default(), indexed: HashSet::default() };
     let previous = PARENT_INDEX.with_borrow_mut(|slot| slot.replace(index));
     ParentsIndexed { previous, tree: PhantomData }
 }

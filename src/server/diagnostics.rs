@@ -62,8 +62,14 @@ impl Snapshot {
         Some((Snapshot { members, source, tree, path, settings, incremental }, error))
     }
 
+    /// Whether only part of the file is relinted.
+    #[cfg(test)]
+    pub fn is_partial(&self) -> bool {
+        self.incremental.is_some()
+    }
+
     /// Each member's findings in its own offsets, in the members' order.
-    fn lint(self) -> Vec<Vec<Diagnostic>> {
+    pub fn lint(self) -> Vec<Vec<Diagnostic>> {
         let Some(settings) = self.settings else { return vec![Vec::new(); self.members.len()] };
         let tree = self.tree.as_ref();
         match (&self.source, self.incremental) {
@@ -81,9 +87,9 @@ impl Snapshot {
     }
 }
 
-/// Relint one statement instead of the file when every change since the stored
-/// findings stayed inside one top-level `def` or `class` and touched nothing that other
-/// statements depend on.
+/// Relint part of the file instead of all of it when every change since the stored
+/// findings stayed inside top-level definitions and touched nothing that other
+/// statements depend on (`incremental::relinted_range`).
 fn incremental_plan(state: &State, uri: &Uri) -> Option<(Range<usize>, isize, Vec<Diagnostic>)> {
     let (_, previous) = state.results.get(uri)?;
     let document = state.documents.get(uri)?;
@@ -91,7 +97,7 @@ fn incremental_plan(state: &State, uri: &Uri) -> Option<(Range<usize>, isize, Ve
         return None;
     }
     let (span, delta) = incremental::dirty_span(&document.edits)?;
-    let unit = incremental::enclosing_unit(document.tree.as_ref()?, &span)?;
+    let unit = incremental::relinted_range(document.tree.as_ref()?, &document.text, &span)?;
     Some((unit, delta, previous.clone()))
 }
 
@@ -128,52 +134,73 @@ pub async fn lint(
     for ((uri, version, text), found) in members.into_iter().zip(found) {
         let index = LineIndex::new(&text);
         let converted = found.iter().map(|d| convert::diagnostic(&text, &index, d, encoding, &docs_links)).collect();
-        if let Some(document) = state.documents.get_mut(&uri) {
-            document.edits.retain(|e| e.version > version);
-        }
-        state.results.insert(uri.clone(), (version, found));
+        keep(&mut state, &uri, version, found);
         published.push((uri, version, converted));
     }
     Some(published)
 }
 
+/// Store a document's findings for `version`: later partial relints start from them.
+pub fn keep(state: &mut State, uri: &Uri, version: i32, found: Vec<Diagnostic>) {
+    if let Some(document) = state.documents.get_mut(uri) {
+        document.edits.retain(|e| e.version > version);
+    }
+    state.results.insert(uri.clone(), (version, found));
+}
+
 impl Backend {
-    /// Lint what `uri` belongs to after the debounce delay and publish, unless a newer
-    /// version arrived meanwhile (`version` is the document's; a notebook cell's change
-    /// relints its notebook at the notebook's version).
-    pub(super) fn schedule(&self, uri: Uri, version: i32) {
+    /// Lint what `uri` belongs to (the document, or the notebook it is a cell of) after
+    /// the debounce delay and publish. The latest version is linted: `_version`, the one
+    /// that asked, may already be superseded.
+    pub(super) fn schedule(&self, uri: Uri, _version: i32) {
         let target = self.state().target_of(&uri);
-        let version = match &target {
-            Target::File(_) => Some(version),
-            Target::Notebook(_) => self.state().version_of(&target),
-        };
-        if let Some(version) = version {
-            self.schedule_target(target, version);
-        }
+        self.schedule_target(target);
     }
 
     /// Lint a notebook's cells after the debounce delay and publish each cell's findings.
     pub(super) fn schedule_notebook(&self, notebook: Uri) {
-        let target = Target::Notebook(notebook);
-        if let Some(version) = self.state().version_of(&target) {
-            self.schedule_target(target, version);
-        }
+        self.schedule_target(Target::Notebook(notebook));
     }
 
-    fn schedule_target(&self, target: Target, version: i32) {
+    /// Lint `target` in the background, one lint at a time per target: a change that
+    /// arrives while one runs only asks for another pass, which then lints the latest
+    /// version, so a burst of changes to a large document costs one lint or two, not one
+    /// per change.
+    fn schedule_target(&self, target: Target) {
+        {
+            let mut state = self.state();
+            if let Some(again) = state.linting.get_mut(&target) {
+                *again = true;
+                return;
+            }
+            state.linting.insert(target.clone(), false);
+        }
         let client = self.client.clone();
         let state = self.state.clone();
         tokio::spawn(async move {
-            let delay = lock(&state).settings.debounce;
-            if !delay.is_zero() {
-                tokio::time::sleep(delay).await;
-            }
-            let linted = lint(&client, &state, &target, Some(version)).await;
-            // Notebook cells are pushed even to a client that pulls: clients pull for the
-            // documents their selector names, and cells are synced by the notebook's.
-            let push = matches!(target, Target::Notebook(_)) || !lock(&state).pull_diagnostics;
-            for (uri, version, diagnostics) in linted.into_iter().flatten().filter(|_| push) {
-                client.publish_diagnostics(uri, diagnostics, Some(version)).await;
+            loop {
+                let delay = lock(&state).settings.debounce;
+                if !delay.is_zero() {
+                    tokio::time::sleep(delay).await;
+                }
+                let version = lock(&state).version_of(&target);
+                let linted = match version {
+                    Some(version) => lint(&client, &state, &target, Some(version)).await,
+                    None => None,
+                };
+                // Notebook cells are pushed even to a client that pulls: clients pull for
+                // the documents their selector names, and cells are synced by the notebook's.
+                let push = matches!(target, Target::Notebook(_)) || !lock(&state).pull_diagnostics;
+                for (uri, version, diagnostics) in linted.into_iter().flatten().filter(|_| push) {
+                    client.publish_diagnostics(uri, diagnostics, Some(version)).await;
+                }
+                let mut state = lock(&state);
+                if state.linting.get(&target) == Some(&true) {
+                    state.linting.insert(target.clone(), false);
+                } else {
+                    state.linting.remove(&target);
+                    return;
+                }
             }
         });
     }

@@ -64,7 +64,6 @@ impl Document {
         self.index = LineIndex::new(&self.text);
         let new_end = start + change.text.len();
         let risky = incremental::is_risky(&old_text, start, end, &self.text, new_end);
-        self.edits.push(EditRecord { version, start, old_end: end, new_end, risky });
         let edit = InputEdit {
             start_byte: start,
             old_end_byte: end,
@@ -76,7 +75,20 @@ impl Document {
         if let Some(tree) = &mut self.tree {
             tree.edit(&edit);
         }
-        self.tree = reparse(&self.text, self.tree.as_ref());
+        let reparsed = reparse(&self.text, self.tree.as_ref());
+        // The record covers every place whose syntax the edit changed, as if those
+        // places had been retyped too.
+        let (mut from, mut to) = (start, new_end);
+        if let (Some(old), Some(new)) = (&self.tree, &reparsed) {
+            for changed in old.changed_ranges(new) {
+                from = from.min(changed.start_byte);
+                to = to.max(changed.end_byte.min(self.text.len()));
+            }
+        }
+        let grown = to - new_end;
+        let (old_end, risky) = (end + grown, risky || reparsed.is_none());
+        self.edits.push(EditRecord { version, start: from, old_end, new_end: to, risky });
+        self.tree = reparsed;
         Ok(())
     }
 }

@@ -1,12 +1,20 @@
 //! Relinting only what an edit touched. Most facts a rule uses are local to the
-//! top-level `def` or `class` around a finding; the ones that cross statements (imports and
-//! other module-level code, `def`/`class` headers and decorators, the names of functions
-//! defined in the file whose call sites decide grad mode, `with` blocks and indentation)
-//! are exactly what a "risky" edit touches, and any such edit relints the whole file.
+//! top-level `def` or `class` around a finding. What crosses statements is judged twice:
+//!
+//! - by the syntax tree: the edits and every place whose structure the reparse changed
+//!   must lie inside the body of one top-level `def` or `class`, or cover whole top-level
+//!   definitions (a pasted or deleted function); an unclosed bracket or a changed
+//!   indentation that reshapes code further on reaches outside, and the file is relinted;
+//! - by the words an edit removes or inserts: imports, grad-mode words, suppression
+//!   comments and the other words whose facts rules gather over the whole file
+//!   (`GLOBAL_WORDS`), and the names of functions, classes and imports that are used
+//!   outside the edit (their call sites decide grad mode, their fixes look at every use).
+//!
+//! Such a "risky" edit relints the whole file.
 
 use crate::diagnostic::{Diagnostic, TextRange};
 use std::ops::Range;
-use tree_sitter::Tree;
+use tree_sitter::{Node, Tree};
 
 /// One applied change, in the coordinates of the text it was applied to.
 #[derive(Debug, Clone)]
@@ -20,10 +28,10 @@ pub struct EditRecord {
     pub risky: bool,
 }
 
-/// Words whose appearance in or next to an edit may change facts beyond the statement.
+/// Words whose appearance in or next to an edit may change findings outside its
+/// statement: imports and grad mode, suppression comments, and the words of facts some
+/// rules gather over the whole file (frozen networks, checkpoints saved from the CPU).
 const GLOBAL_WORDS: &[&str] = &[
-    "def",
-    "class",
     "import",
     "from",
     "global",
@@ -36,41 +44,112 @@ const GLOBAL_WORDS: &[&str] = &[
     "torch",
     "oomlint",
     "noqa",
+    "NOQA",
+    "requires_grad_",
+    "requires_grad",
+    "parameters",
+    "save",
+    "offload_to_cpu",
+    "cpu",
 ];
 
 /// Judge a change by the text it removes and inserts and the words around it.
 pub fn is_risky(old_text: &str, start: usize, old_end: usize, new_text: &str, new_end: usize) -> bool {
     let removed = &old_text[start..old_end];
     let inserted = &new_text[start..new_end];
-    if [removed, inserted].iter().any(|t| t.contains(['\n', '\r', ':', '@', '\\', '"', '\'', '(', ')', '[', ']'])) {
+    // Fixes elsewhere write strings in the file's preferred quote.
+    if [removed, inserted].iter().any(|t| t.contains(['"', '\'']))
+        && crate::engine::facts::preferred_quote(old_text) != crate::engine::facts::preferred_quote(new_text)
+    {
         return true;
     }
-    // Indentation decides which block a statement is in.
-    let line_start = new_text[..start].rfind('\n').map_or(0, |i| i + 1);
-    if new_text[line_start..start].trim().is_empty() {
+    let mut words = Vec::new();
+    changed_words(old_text, start..old_end, inserted, &mut words);
+    changed_words(new_text, start..new_end, removed, &mut words);
+    words.sort_unstable();
+    words.dedup();
+    if words.is_empty() {
+        return false;
+    }
+    if words.iter().any(|w| GLOBAL_WORDS.contains(w)) {
         return true;
     }
-    let words = [word_around(old_text, start, old_end), word_around(new_text, start, new_end)];
-    words.iter().any(|word| {
-        !word.is_empty()
-            && (GLOBAL_WORDS.contains(word)
-                || [old_text, new_text].iter().any(|text| names_across_statements(text, word)))
+    [(old_text, old_end), (new_text, new_end)].iter().any(|&(text, end)| {
+        let names = names_across_statements(text);
+        words.iter().any(|w| names.contains(w) && used_outside(text, w, start..end))
     })
 }
 
-/// Whether `word` names something other statements refer to: a function or class
-/// defined here, or an imported name (whose fixes look at every use).
-fn names_across_statements(text: &str, word: &str) -> bool {
-    text.contains(&format!("def {word}("))
-        || text.contains(&format!("class {word}"))
-        || text.lines().any(|line| {
-            line.contains("import") && line.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == word)
-        })
+/// The words of `text` that replacing `region` with `other` changes: those inside it,
+/// and those at its ends that the replacement joins to, cuts or extends.
+fn changed_words<'t>(text: &'t str, region: Range<usize>, other: &str, words: &mut Vec<&'t str>) {
+    let (start, end) = (region.start, region.end);
+    words.extend(words_of(&text[region.clone()]));
+    let word_before = |at: usize| text[..at].ends_with(is_word);
+    let word_after = |at: usize| text[at..].starts_with(is_word);
+    // Of the character that follows the region's start once replaced, and precedes its end.
+    let joins_left = other.starts_with(is_word) || (other.is_empty() && word_after(end));
+    let joins_right = other.ends_with(is_word) || (other.is_empty() && word_before(start));
+    if word_before(start) && (word_after(start) || joins_left) {
+        words.push(word_around(text, start, start));
+    }
+    if word_after(end) && (word_before(end) || joins_right) {
+        words.push(word_around(text, end, end));
+    }
+}
+
+/// The identifier-like words of `text`.
+fn words_of(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !is_word(c)).filter(|w| !w.is_empty() && !w.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The names other statements may refer to: functions and classes defined here (at any
+/// depth: methods too) and the names imports bind.
+fn names_across_statements(text: &str) -> std::collections::HashSet<&str> {
+    let mut names = std::collections::HashSet::new();
+    let mut in_parenthesized_import = false;
+    for line in text.lines() {
+        let code = line.split('#').next().unwrap_or("").trim();
+        if in_parenthesized_import {
+            in_parenthesized_import = !code.contains(')');
+            names.extend(imported_names(code));
+            continue;
+        }
+        let code = code.strip_prefix("async ").unwrap_or(code);
+        if let Some(rest) = code.strip_prefix("def ").or_else(|| code.strip_prefix("class ")) {
+            names.extend(words_of(rest).next());
+        } else if let Some(rest) = code.strip_prefix("import ") {
+            names.extend(imported_names(rest).map(|n| n.split('.').next().unwrap_or(n)));
+        } else if code.starts_with("from ")
+            && let Some((_, rest)) = code.split_once(" import ")
+        {
+            in_parenthesized_import = rest.contains('(') && !rest.contains(')');
+            names.extend(imported_names(rest));
+        }
+    }
+    names
+}
+
+/// The names a list of imported items binds (`a`, `b as c`, `(d,`).
+fn imported_names(items: &str) -> impl Iterator<Item = &str> {
+    items.split(',').filter_map(|item| {
+        let item = item.trim_matches(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == '\\');
+        let bound = item.rsplit_once(" as ").map_or(item, |(_, alias)| alias).trim();
+        (!bound.is_empty()).then_some(bound)
+    })
+}
+
+/// Whether `word` occurs as a whole word in `text` outside `edited`.
+fn used_outside(text: &str, word: &str, edited: Range<usize>) -> bool {
+    uses_outside(text, word, &edited).next().is_some()
 }
 
 /// The identifier-like word covering `start..end` (extended to word boundaries).
 fn word_around(text: &str, start: usize, end: usize) -> &str {
-    let is_word = |c: char| c.is_alphanumeric() || c == '_';
     let from = text[..start].char_indices().rev().find(|(_, c)| !is_word(*c)).map_or(0, |(i, c)| i + c.len_utf8());
     let to = text[end..].find(|c: char| !is_word(c)).map_or(text.len(), |i| end + i);
     &text[from..to]
@@ -101,13 +180,90 @@ pub fn dirty_span(edits: &[EditRecord]) -> Option<(Range<usize>, isize)> {
     span.map(|s| (s, delta))
 }
 
-/// The top-level `def` or `class` that contains the whole span, if one does.
-pub fn enclosing_unit(tree: &Tree, span: &Range<usize>) -> Option<Range<usize>> {
+/// What to relint for edits that cover `span` (in the current text, widened to every
+/// place the reparse changed): `None` for the whole file. The edits must lie inside the
+/// body of one top-level definition, or cover whole top-level definitions (a function
+/// pasted or deleted); the range then also takes in the top-level statements that use a
+/// name defined in it, and theirs in turn, since what a function returns or how it is
+/// called decides findings where it is used.
+pub fn relinted_range(tree: &Tree, text: &str, span: &Range<usize>) -> Option<Range<usize>> {
     let root = tree.root_node();
     let mut cursor = root.walk();
-    let unit = root.named_children(&mut cursor).find(|c| c.start_byte() <= span.start && span.end <= c.end_byte())?;
-    matches!(unit.kind(), "function_definition" | "class_definition" | "decorated_definition")
-        .then(|| unit.byte_range())
+    let units: Vec<Node> = root.named_children(&mut cursor).collect();
+    let inside_body = units.iter().find(|unit| {
+        let body = definition(**unit).and_then(|d| d.child_by_field_name("body"));
+        body.is_some_and(|b| b.start_byte() <= span.start && span.end <= b.end_byte())
+    });
+    let mut range = match inside_body {
+        Some(unit) => unit.byte_range(),
+        None => {
+            // Only whole definitions and comments, nothing cut in two.
+            let touched = units.iter().filter(|u| u.start_byte() < span.end && span.start < u.end_byte());
+            for unit in touched {
+                let whole = span.start <= unit.start_byte() && unit.end_byte() <= span.end;
+                if !whole || !(definition(*unit).is_some() || unit.kind() == "comment") {
+                    return None;
+                }
+            }
+            span.clone()
+        }
+    };
+    loop {
+        let mut grown = range.clone();
+        for name in defined_names(&units, &range, text) {
+            for at in uses_outside(text, name, &range) {
+                let user = units.iter().find(|u| u.start_byte() <= at && at < u.end_byte())?;
+                grown = grown.start.min(user.start_byte())..grown.end.max(user.end_byte());
+            }
+        }
+        if grown == range {
+            return Some(range);
+        }
+        if grown.start == 0 && grown.end >= text.len() {
+            return None;
+        }
+        range = grown;
+    }
+}
+
+/// The `def` or `class` a top-level statement is, through its decorators.
+fn definition(unit: Node) -> Option<Node> {
+    match unit.kind() {
+        "function_definition" | "class_definition" => Some(unit),
+        "decorated_definition" => unit.child_by_field_name("definition"),
+        _ => None,
+    }
+}
+
+/// The names the top-level definitions inside `range` give other code: each function's
+/// and class's name, and a class's methods.
+fn defined_names<'t>(units: &[Node], range: &Range<usize>, text: &'t str) -> Vec<&'t str> {
+    let mut names = Vec::new();
+    let name_of = |definition: Node| definition.child_by_field_name("name").map(|n| &text[n.byte_range()]);
+    for unit in units.iter().filter(|u| range.start <= u.start_byte() && u.end_byte() <= range.end) {
+        let Some(definition) = definition(*unit) else { continue };
+        names.extend(name_of(definition));
+        if definition.kind() == "class_definition"
+            && let Some(body) = definition.child_by_field_name("body")
+        {
+            let mut cursor = body.walk();
+            names.extend(body.named_children(&mut cursor).filter_map(definition_of).filter_map(name_of));
+        }
+    }
+    names
+}
+
+fn definition_of(member: Node) -> Option<Node> {
+    definition(member).filter(|d| d.kind() == "function_definition")
+}
+
+/// Where `word` occurs as a whole word in `text` outside `range`.
+fn uses_outside<'a>(text: &'a str, word: &'a str, range: &'a Range<usize>) -> impl Iterator<Item = usize> + 'a {
+    text.match_indices(word).map(|(at, _)| at).filter(move |&at| {
+        let end = at + word.len();
+        let whole = !text[..at].ends_with(is_word) && !text[end..].starts_with(is_word);
+        whole && !(range.start <= at && end <= range.end)
+    })
 }
 
 /// The stored findings outside the relinted statement (those after it moved by
@@ -139,18 +295,60 @@ mod tests {
     use super::*;
 
     #[test]
-    fn edits_that_reach_beyond_their_statement_are_risky() {
-        let old = "def evaluate(model):\n    total = 1\n";
+    fn edits_whose_words_reach_beyond_their_statement_are_risky() {
+        let old = "import torch\n\ndef evaluate(model):\n    total = 1\n\ndef main():\n    evaluate(m)\n";
         let risky =
             |new: &str, start: usize, old_end: usize, new_end: usize| is_risky(old, start, old_end, new, new_end);
-        // Typing inside `total`: local.
-        assert!(!risky("def evaluate(model):\n    totxal = 1\n", 28, 28, 29));
-        // Renaming the function, typing in indentation, a new line, a colon: risky.
-        assert!(risky("def evaluatex(model):\n    total = 1\n", 12, 12, 13));
-        assert!(risky("def evaluate(model):\n     total = 1\n", 21, 21, 22));
-        assert!(risky("def evaluate(model):\n    total = 1\n\n", 35, 35, 36));
+        // Typing inside `total`, indentation, a new line: no word of another statement.
+        assert!(!risky(
+            "import torch\n\ndef evaluate(model):\n    totxal = 1\n\ndef main():\n    evaluate(m)\n",
+            42,
+            42,
+            43
+        ));
+        assert!(!risky(
+            "import torch\n\ndef evaluate(model):\n     total = 1\n\ndef main():\n    evaluate(m)\n",
+            35,
+            35,
+            36
+        ));
+        // Renaming a function called elsewhere, or typing a grad-mode word: risky.
+        assert!(risky(
+            "import torch\n\ndef evaluatex(model):\n    total = 1\n\ndef main():\n    evaluate(m)\n",
+            26,
+            26,
+            27
+        ));
+        let with = "import torch\n\ndef evaluate(model):\n    with total = 1\n\ndef main():\n    evaluate(m)\n";
+        assert!(risky(with, 39, 39, 44));
+        // A function pasted that nothing calls is not; one whose name is used is.
+        let pasted = "def helper(x):\n    return x\n\n";
+        let new = format!("{pasted}{old}");
+        assert!(!is_risky(old, 0, 0, &new, pasted.len()));
+        let calling = "def main2():\n    evaluate(m)\n\n";
+        assert!(risky(&format!("{calling}{old}"), 0, 0, calling.len()));
         // A non-word character of several bytes before the edit.
         assert!(!is_risky("x = a—bc\n", 8, 8, "x = a—bzc\n", 9));
+    }
+
+    #[test]
+    fn the_relinted_range_holds_the_edited_definition_and_its_users() {
+        let text = "import torch\n\ndef helper(x):\n    return x\n\ndef train(m):\n    y = helper(m)\n\ndef alone():\n    pass\n";
+        let tree = crate::engine::parse(text).unwrap();
+        let at = |needle: &str| text.find(needle).unwrap();
+        // Inside `alone`: that function alone.
+        let inside = at("pass");
+        assert_eq!(relinted_range(&tree, text, &(inside..inside + 1)), Some(at("def alone")..text.len() - 1));
+        // Inside `helper`: `train` uses it.
+        let inside = at("return x");
+        assert_eq!(relinted_range(&tree, text, &(inside..inside + 1)), Some(at("def helper")..at("\n\ndef alone")));
+        // A header, or module-level code: the whole file.
+        let header = at("(m):");
+        assert_eq!(relinted_range(&tree, text, &(header..header + 1)), None);
+        assert_eq!(relinted_range(&tree, text, &(0..3)), None);
+        // Whole definitions with the blank lines around them.
+        let whole = at("\n\ndef alone")..text.len();
+        assert_eq!(relinted_range(&tree, text, &whole), Some(whole.clone()));
     }
 
     #[test]

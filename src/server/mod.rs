@@ -19,6 +19,8 @@ mod configuration;
 mod convert;
 mod diagnostics;
 mod document;
+#[cfg(test)]
+mod edit_sequences;
 mod hover;
 mod incremental;
 mod initialize;

@@ -40,10 +40,13 @@ pub struct State {
     cell_notebook: HashMap<Uri, Uri>,
     /// The project index of the workspace folders, read by every lint.
     pub workspace: Workspace,
+    /// The targets being linted now, each with whether a change arrived meanwhile (it
+    /// is linted again once the running lint ends).
+    pub linting: HashMap<Target, bool>,
 }
 
 /// What is linted together: a file alone, or a notebook's code cells joined.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Target {
     File(Uri),
     Notebook(Uri),

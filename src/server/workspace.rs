@@ -32,6 +32,9 @@ pub struct Workspace {
     /// first edit's); only the latest one asked for is put into the index.
     latest: HashMap<PathBuf, u64>,
     tickets: u64,
+    /// The files whose update runs now, each with the latest update asked for meanwhile
+    /// (its text, `None` to read the disk, and its ticket).
+    running: HashMap<PathBuf, Option<(Option<String>, u64)>>,
 }
 
 impl Workspace {
@@ -175,33 +178,60 @@ impl Backend {
     }
 
     /// Summarise `text` (`None`: read the disk) in the background and put it into the
-    /// index if `ticket` is still the file's latest update; relint the dependents.
+    /// index if `ticket` is still the file's latest update; relint the dependents. One
+    /// update of a file runs at a time: those asked for meanwhile wait, and only the
+    /// latest of them runs next, so a burst of edits to a large document is not
+    /// summarised once per edit.
     fn update_index(&self, path: PathBuf, text: Option<String>, ticket: u64) {
+        {
+            let mut state = self.state();
+            if let Some(next) = state.workspace.running.get_mut(&path) {
+                *next = Some((text, ticket));
+                return;
+            }
+            state.workspace.running.insert(path.clone(), None);
+        }
         let backend = self.sharing();
         let index = self.state().workspace.index.clone();
         tokio::spawn(async move {
             let state = backend.state.clone();
-            let found = tokio::task::spawn_blocking(move || {
-                let text = text.or_else(|| std::fs::read_to_string(&path).ok());
-                // Summarised without holding a lock; put in only if no later update of
-                // the file was asked for meanwhile (under the state lock, so that the
-                // check and the update are one step).
-                let prepared = text.map(|text| project::read(&index).prepare(&path, &text));
-                let change = {
+            let (mut text, mut ticket) = (text, ticket);
+            loop {
+                let (index, shared, file) = (index.clone(), state.clone(), path.clone());
+                let found = tokio::task::spawn_blocking(move || {
+                    let text = text.or_else(|| std::fs::read_to_string(&file).ok());
+                    // Summarised without holding a lock; put in only if no later update
+                    // of the file was asked for meanwhile (under the state lock, so that
+                    // the check and the update are one step).
+                    let prepared = text.map(|text| project::read(&index).prepare(&file, &text));
+                    let change = {
+                        let mut state = lock(&shared);
+                        if !state.workspace.take_if_latest(&file, ticket) {
+                            return None;
+                        }
+                        match prepared {
+                            Some(prepared) => project::write(&index).apply(prepared),
+                            None => project::write(&index).remove(&file),
+                        }
+                    };
+                    change.changed.then(|| dependents(&index, &file, &change))
+                })
+                .await;
+                if let Ok(Some(dependents)) = found {
+                    backend.relint_dependents(dependents);
+                }
+                let next = {
                     let mut state = lock(&state);
-                    if !state.workspace.take_if_latest(&path, ticket) {
-                        return None;
+                    let next = state.workspace.running.get_mut(&path).and_then(Option::take);
+                    if next.is_none() {
+                        state.workspace.running.remove(&path);
                     }
-                    match prepared {
-                        Some(prepared) => project::write(&index).apply(prepared),
-                        None => project::write(&index).remove(&path),
-                    }
+                    next
                 };
-                change.changed.then(|| dependents(&index, &path, &change))
-            })
-            .await;
-            if let Ok(Some(dependents)) = found {
-                backend.relint_dependents(dependents);
+                match next {
+                    Some(next) => (text, ticket) = next,
+                    None => return,
+                }
             }
         });
     }

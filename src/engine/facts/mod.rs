@@ -33,6 +33,13 @@ pub struct Facts<'t> {
     grad_reasons: RefCell<HashMap<usize, Related>>,
 }
 
+/// The quote character `source` mostly uses for strings (fixes write theirs in it).
+pub fn preferred_quote(source: &str) -> char {
+    let single = source.matches('\'').count();
+    let double = source.matches('"').count();
+    if single > double { '\'' } else { '"' }
+}
+
 impl<'t> Facts<'t> {
     pub fn new(source: &'t str, root: Node<'t>, path: &'t Path) -> Facts<'t> {
         Facts {
@@ -59,11 +66,7 @@ impl<'t> Facts<'t> {
 
     /// The quote character the file mostly uses for strings.
     pub fn preferred_quote(&self) -> char {
-        *self.quote.get_or_init(|| {
-            let single = self.source.matches('\'').count();
-            let double = self.source.matches('"').count();
-            if single > double { '\'' } else { '"' }
-        })
+        *self.quote.get_or_init(|| preferred_quote(self.source))
     }
 
     pub fn text(&self, node: Node) -> &'t str {

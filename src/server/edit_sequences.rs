@@ -1,0 +1,157 @@
+//! Random edit sequences through the document sync and the partial relint must end in the
+//! findings a fresh lint of the final text gives. The edits are typed the way people
+//! type (a character, a word, Enter with indentation, a bracket, a quote, a deletion,
+//! a line copied elsewhere) at random places in every fixture and test case, from fixed
+//! seeds so that a failure repeats.
+
+use super::diagnostics::Snapshot;
+use super::document::Document;
+use super::position::Encoding;
+use super::state::{State, Target};
+use crate::diagnostic::Diagnostic;
+use crate::engine::RuleSettings;
+use std::path::{Path, PathBuf};
+use tower_lsp_server::ls_types::{Position, Range, TextDocumentContentChangeEvent, Uri};
+
+/// A small deterministic generator (xorshift64*), enough to pick edits.
+struct Random(u64);
+
+impl Random {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n.max(1)
+    }
+}
+
+const TYPED: &[&str] = &[
+    "x",
+    "_",
+    " ",
+    "\n",
+    "\n        ",
+    "(",
+    ")",
+    ":",
+    "\"",
+    "'",
+    "#",
+    ".",
+    ",",
+    "loss",
+    ".item()",
+    ".detach()",
+    "losses.append(loss)",
+    "model(x)",
+    "with torch.no_grad():\n    ",
+    "return ",
+    "def helper(x):\n    return x\n",
+    "backward()",
+    "retain_graph=True",
+    "checkpoint(",
+    "# oomlint: ignore[OOM001]",
+    "evaluate",
+    "train",
+];
+
+/// One edit at a random place of `text`: (start, end, inserted), in bytes.
+fn random_edit(text: &str, random: &mut Random) -> (usize, usize, String) {
+    let boundary = |mut at: usize| {
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    };
+    let start = boundary(random.below(text.len() + 1));
+    match random.below(4) {
+        0 => {
+            let end = boundary((start + 1 + random.below(12)).min(text.len()));
+            (start, end, String::new())
+        }
+        1 => {
+            // A line of the file, copied elsewhere.
+            let lines: Vec<&str> = text.split_inclusive('\n').collect();
+            let line = lines.get(random.below(lines.len())).copied().unwrap_or("");
+            let at = text[..start].rfind('\n').map_or(0, |i| i + 1);
+            (at, at, line.to_string())
+        }
+        _ => (start, start, TYPED[random.below(TYPED.len())].to_string()),
+    }
+}
+
+fn position(text: &str, offset: usize) -> Position {
+    let before = &text[..offset];
+    let line = before.matches('\n').count() as u32;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    Position { line, character: text[line_start..offset].encode_utf16().count() as u32 }
+}
+
+/// Lint the document as the server does after changes (partially when it can), and keep
+/// the findings as the server keeps them.
+/// Returns the findings, the settings they were linted with, and whether only part of
+/// the file was linted.
+fn relint(state: &mut State, uri: &Uri) -> (Vec<Diagnostic>, RuleSettings, bool) {
+    let target = Target::File(uri.clone());
+    let (snapshot, _) = Snapshot::take(state, &target).expect("an open document");
+    let partial = snapshot.is_partial();
+    let version = snapshot.members[0].1;
+    let settings = snapshot.settings.clone().expect("linting is enabled");
+    let found = snapshot.lint().remove(0);
+    super::diagnostics::keep(state, uri, version, found.clone());
+    (found, settings, partial)
+}
+
+fn sources() -> Vec<(PathBuf, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["fixtures", "tests/cases"] {
+        let walk = ignore::WalkBuilder::new(root.join(dir)).build();
+        for entry in walk.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "py")) {
+            let text = std::fs::read_to_string(entry.path()).expect("a readable test file");
+            files.push((entry.path().to_path_buf(), text));
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn random_edits_end_in_the_findings_of_a_fresh_lint() {
+    const EDITS: usize = 6;
+    let files = sources();
+    let (mut relints, mut partial_relints) = (0, 0);
+    assert!(files.len() > 50, "the fixtures and test cases are found");
+    for (number, (path, text)) in files.into_iter().enumerate() {
+        let mut random = Random(0x9e37_79b9_7f4a_7c15 ^ (number as u64 + 1).wrapping_mul(0x1000_0000_01b3));
+        let uri = Uri::from_file_path(&path).expect("an absolute path");
+        let mut state = State::default();
+        state.settings.overrides.preview = Some(true);
+        state.documents.insert(uri.clone(), Document::new(text, 1));
+        relint(&mut state, &uri);
+        for version in 2..2 + EDITS as i32 {
+            // Sometimes several changes reach one lint, as when typing fast.
+            for _ in 0..1 + random.below(3) {
+                let document = state.documents.get_mut(&uri).unwrap();
+                let (start, end, inserted) = random_edit(&document.text, &mut random);
+                let range = Range { start: position(&document.text, start), end: position(&document.text, end) };
+                let change = TextDocumentContentChangeEvent { range: Some(range), range_length: None, text: inserted };
+                document.apply_all(&[change], Encoding::Utf16, version).expect("an edit inside the document");
+            }
+            let (found, settings, partial) = relint(&mut state, &uri);
+            (relints, partial_relints) = (relints + 1, partial_relints + usize::from(partial));
+            let text = state.documents[&uri].text.clone();
+            let fresh = crate::engine::Engine::get().lint(&text, &path, &settings).diagnostics;
+            assert_eq!(
+                found,
+                fresh,
+                "{} after {} edits (seed {number}); the text:\n{text}",
+                path.display(),
+                version - 1
+            );
+        }
+    }
+    // The partial relint is what is under test: enough random edits must take it (most
+    // land in module-level code, in small files, or near a name used elsewhere).
+    assert!(partial_relints * 20 > relints, "{partial_relints} of {relints} relints were partial");
+}
