@@ -184,3 +184,25 @@ fn graph_attachment_of_values() {
         });
     }
 }
+
+#[test]
+fn a_parenthesized_starred_item_in_an_expression_list_is_parsed_around() {
+    // Valid since Python 3.8; tree-sitter-python reports a syntax error for each.
+    for line in
+        ["return a, *(rest)", "x = *(rest), a", "yield a, *(b for b in rest)", "for y in a, *(rest):\n        pass"]
+    {
+        let source = format!(
+            "from torch.cuda.amp import autocast\n\ndef f(a, rest):\n    {line}\n    with autocast():\n        pass\n"
+        );
+        let report = Engine::get().lint(&source, std::path::Path::new("t.py"), &RuleSettings::default());
+        assert_eq!(report.syntax_errors, Vec::new(), "{line}");
+        // The code after it in the same function is linted.
+        let line_of = |offset: usize| source[..offset].matches('\n').count() + 1;
+        let lines: Vec<usize> = report.diagnostics.iter().map(|d| line_of(d.range.start)).collect();
+        let with_line = line_of(source.rfind("autocast()").unwrap());
+        assert!(lines.contains(&with_line), "{line}: {lines:?}");
+    }
+    // Multiplication and stars elsewhere are left alone.
+    let source = "x = a *(b)\ny = f(*(c))\n";
+    assert!(!oomlint::engine::parse(source).unwrap().root_node().has_error());
+}

@@ -142,8 +142,42 @@ thread_local! {
     });
 }
 
+/// Parse `source`. tree-sitter-python does not know a parenthesized starred item in an
+/// expression list without brackets (`return a, *(rest)`, valid since Python 3.8): when
+/// the tree has errors and the text has such an item, it is parsed again with the star
+/// blanked (offsets unchanged; the item reads as a parenthesized expression) and the tree
+/// with fewer errors is kept. `docs/grammar-gaps.md` lists what the grammar misses.
 pub fn parse(source: &str) -> Option<Tree> {
-    reparse(source, None)
+    let tree = reparse(source, None)?;
+    if !tree.root_node().has_error() {
+        return Some(tree);
+    }
+    let Some(blanked) = starred_parentheses_blanked(source) else { return Some(tree) };
+    let retried = reparse(&blanked, None)?;
+    let better = syntax::error_count(retried.root_node()) < syntax::error_count(tree.root_node());
+    Some(if better { retried } else { tree })
+}
+
+/// `source` with the star of each unary `*(` after `,`, `=`, `return`, `yield`, `in` or
+/// `else` blanked, or `None` when it has none.
+fn starred_parentheses_blanked(source: &str) -> Option<String> {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let unary_after = |before: &str| {
+        before.ends_with([',', '='])
+            || ["return", "yield", "in", "else"]
+                .iter()
+                .any(|k| before.strip_suffix(k).is_some_and(|rest| !rest.ends_with(is_word)))
+    };
+    let mut blanked: Option<Vec<u8>> = None;
+    for (at, _) in source.match_indices('*') {
+        let before = source[..at].trim_end_matches([' ', '\t']);
+        let after = source[at + 1..].trim_start_matches([' ', '\t']);
+        if after.starts_with('(') && unary_after(before) {
+            blanked.get_or_insert_with(|| source.as_bytes().to_vec())[at] = b' ';
+        }
+    }
+    // One ASCII byte replaced by another: still UTF-8.
+    blanked.and_then(|bytes| String::from_utf8(bytes).ok())
 }
 
 /// Parse `source`, reusing `old` (already `Tree::edit`ed to match) where it still holds.

@@ -19,7 +19,7 @@ pub struct Document {
 
 impl Document {
     pub fn new(text: String, version: i32) -> Document {
-        let tree = reparse(&text, None);
+        let tree = crate::engine::parse(&text);
         let index = LineIndex::new(&text);
         Document { text, version, tree, index, edits: Vec::new() }
     }
