@@ -24,7 +24,7 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use summary::FileSummary;
 
 /// Files at or above this directory's level that mark a project's root.
@@ -41,6 +41,17 @@ pub struct ProjectIndex {
 struct Indexed {
     content: u64,
     summary: Arc<FileSummary>,
+    /// The text, when it did not come from the disk (an editor's buffer).
+    text: Option<Arc<str>>,
+    /// What each function returns (see `summary::returned_values`), worked out the first
+    /// time a rule asks.
+    returns: OnceLock<Vec<TensorValue>>,
+}
+
+impl Indexed {
+    fn new(content: u64, summary: Arc<FileSummary>, text: Option<Arc<str>>) -> Indexed {
+        Indexed { content, summary, text, returns: OnceLock::new() }
+    }
 }
 
 /// A file that could not be indexed, and why.
@@ -71,7 +82,7 @@ impl ProjectIndex {
             match result {
                 Ok((content, summary)) => {
                     let summary = index.by_content.entry(content).or_insert_with(|| Arc::new(summary)).clone();
-                    index.files.insert(path, Indexed { content, summary });
+                    index.files.insert(path, Indexed::new(content, summary, None));
                 }
                 Err(reason) => skipped.push(Skipped { path, reason }),
             }
@@ -111,18 +122,28 @@ impl ProjectIndex {
     pub fn prepare(&self, path: &Path, text: &str) -> Prepared {
         let path = normalize(path);
         let content = content_hash(text);
+        let current = self.files.get(&path);
         let summary = match self.by_content.get(&content) {
             Some(known) => Some(known.clone()),
-            None if self.files.get(&path).is_some_and(|f| f.content == content) => None,
+            None if current.is_some_and(|f| f.content == content) => None,
             None => summarize_text(&path, text).ok().map(Arc::new),
         };
-        Prepared { path, content, summary }
+        // Dependents read what the file's functions return only once a rule asked: then
+        // the new text's answer is needed to tell whether it changed.
+        let returns = current
+            .filter(|f| f.returns.get().is_some())
+            .map(|_| parsed(&path, text, summary::returned_values).unwrap_or_default());
+        Prepared { path, content, summary, text: Arc::from(text), returns }
     }
 
     pub fn apply(&mut self, prepared: Prepared) -> Change {
-        let Prepared { path, content, summary } = prepared;
+        let Prepared { path, content, summary, text, returns } = prepared;
         let before = self.files.get(&path).map(|f| f.summary.clone());
         let old_content = self.files.get(&path).map(|f| f.content);
+        let returns_changed = match (self.files.get(&path).and_then(|f| f.returns.get()), &returns) {
+            (Some(old), Some(new)) => old != new,
+            _ => false,
+        };
         if old_content == Some(content) {
             return Change { changed: false, before: before.clone(), after: before };
         }
@@ -136,13 +157,17 @@ impl ProjectIndex {
         match &summary {
             Some(summary) => {
                 self.by_content.insert(content, summary.clone());
-                self.files.insert(path, Indexed { content, summary: summary.clone() });
+                let indexed = Indexed::new(content, summary.clone(), Some(text));
+                if let Some(returns) = returns {
+                    let _ = indexed.returns.set(returns);
+                }
+                self.files.insert(path, indexed);
             }
             None => {
                 self.files.remove(&path);
             }
         }
-        let changed = before.as_deref() != summary.as_deref();
+        let changed = returns_changed || before.as_deref() != summary.as_deref();
         Change { changed, before, after: summary }
     }
 
@@ -183,6 +208,20 @@ impl ProjectIndex {
         found.sort();
         found
     }
+
+    /// What `function` (an index into the summary's functions) of `path` returns.
+    fn returns_of(&self, path: &Path, function: u32) -> TensorValue {
+        let Some(file) = self.files.get(path) else { return TensorValue::Unknown };
+        let returns = file.returns.get_or_init(|| {
+            let text = match &file.text {
+                Some(text) => Some(text.to_string()),
+                // The disk's text, if it is still the one summarised.
+                None => read_text(path).ok().filter(|text| content_hash(text) == file.content),
+            };
+            text.and_then(|text| parsed(path, &text, summary::returned_values).ok()).unwrap_or_default()
+        });
+        returns.get(function as usize).copied().unwrap_or(TensorValue::Unknown)
+    }
 }
 
 /// A file's summary made ready for `ProjectIndex::apply`.
@@ -190,6 +229,9 @@ pub struct Prepared {
     path: PathBuf,
     content: u64,
     summary: Option<Arc<FileSummary>>,
+    text: Arc<str>,
+    /// What its functions return, worked out when the index had been asked it before.
+    returns: Option<Vec<TensorValue>>,
 }
 
 /// What one update did to the index.
@@ -307,6 +349,11 @@ fn read_text(path: &Path) -> Result<String, String> {
 
 /// Parse and summarise one file's text (a notebook's code cells joined).
 fn summarize_text(path: &Path, text: &str) -> Result<FileSummary, String> {
+    parsed(path, text, summary::summarize)
+}
+
+/// `read` applied to one file's code (a notebook's code cells joined) and its tree.
+fn parsed<T>(path: &Path, text: &str, read: impl FnOnce(&str, tree_sitter::Node) -> T) -> Result<T, String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let source = SourceKind::from_file_text(path, text)?;
     if let Some(reason) = source.skipped() {
@@ -314,11 +361,41 @@ fn summarize_text(path: &Path, text: &str) -> Result<FileSummary, String> {
     }
     let code = source.code();
     let tree = crate::engine::parse(code).ok_or_else(|| "the parser gave up".to_string())?;
-    Ok(summary::summarize(code, tree.root_node()))
+    Ok(read(code, tree.root_node()))
 }
 
 fn content_hash(text: &str) -> u64 {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut hasher);
     hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CALLER: &str = "from losses import score\n\n\ndef train(model, x):\n    total = score(model, x)\n";
+
+    fn losses(returned: &str) -> String {
+        format!("def score(model, x):\n    loss = model(x).mean()\n    return {returned}\n")
+    }
+
+    /// What a callee returns is worked out only when asked, and from then on a change of
+    /// it alone counts as a change of what the file tells the project.
+    #[test]
+    fn a_changed_return_counts_once_a_rule_has_asked_for_it() {
+        let (train, callee) = (Path::new("/p/train.py"), Path::new("/p/losses.py"));
+        let mut index = ProjectIndex::default();
+        index.update(train, CALLER);
+        index.update(callee, &losses("loss"));
+        // Nobody asked: the summaries alone (equal) decide.
+        assert!(!index.update(callee, &losses("x")).changed);
+        // A parameter handed back: nothing known.
+        assert!(index.callee_returns(train, Some("train"), "score").is_none());
+        let change = index.update(callee, &losses("loss"));
+        assert!(change.changed);
+        assert_eq!(index.dependents(callee, &change), [PathBuf::from("/p/train.py")]);
+        let asked = index.callee_returns(train, Some("train"), "score");
+        assert_eq!(asked.map(|(value, _)| value), Some(TensorValue::Attached));
+    }
 }

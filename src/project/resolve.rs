@@ -106,13 +106,14 @@ impl<'i> Resolver<'i> {
             return None;
         }
         let summary = self.function(file, function)?;
-        let what = match summary.returns {
+        let returns = self.index.returns_of(file, function);
+        let what = match returns {
             TensorValue::Attached => "returns a tensor attached to its autograd graph",
             TensorValue::Detached => "returns values detached from any graph",
             TensorValue::Unknown => return None,
         };
         Some((
-            summary.returns,
+            returns,
             Related { path: file.to_path_buf(), line: summary.line, message: format!("`{}()` {what}", summary.name) },
         ))
     }

@@ -62,10 +62,6 @@ pub struct FunctionSummary {
     /// wrapper that calls it inside `with torch.no_grad():` (factories included), or a
     /// `torch.no_grad()` returned or applied to it.
     pub no_grad_decorator: bool,
-    /// What its `return` statements hand back (`Unknown` when they disagree or say nothing).
-    pub returns: TensorValue,
-    /// Whether it runs a network (`model(x)`, `self.net(x)`).
-    pub calls_network: bool,
 }
 
 /// A call of a function, or a use of it as a value (which may be called anywhere).
@@ -97,20 +93,48 @@ struct Context<'t> {
 }
 
 pub fn summarize(source: &str, root: Node) -> FileSummary {
-    let mut walk = Walk {
-        source,
-        summary: FileSummary::default(),
-        known: HashSet::new(),
-        returns: Vec::new(),
-        network_candidates: heuristics::mentions_forward_call(source),
-        calls: Vec::new(),
-    };
+    walk(source, root).summary
+}
+
+/// What each function of the summary (by index) hands back from its `return`
+/// statements (`Unknown` when they disagree or say nothing), from the same facts the rules
+/// use. Costly next to the summary (the file's facts), so asked only for a file whose
+/// functions a rule calls from another file.
+pub fn returned_values(source: &str, root: Node) -> Vec<TensorValue> {
+    let walk = walk(source, root);
+    let mut returned = vec![TensorValue::Unknown; walk.summary.functions.len()];
+    if !heuristics::mentions_graph_source(source) {
+        return returned;
+    }
+    let facts = Facts::new(source, root, Path::new(""));
+    let mut values: HashMap<u32, Vec<TensorValue>> = HashMap::new();
+    for &(function, statement) in &walk.returns {
+        let value = match statement.named_child(0) {
+            // Whatever is computed with autograd off holds no graph.
+            Some(_) if facts.grad_disabled(statement) => TensorValue::Detached,
+            Some(value) => facts.tensor_value(value),
+            None => TensorValue::Detached,
+        };
+        values.entry(function).or_default().push(value);
+    }
+    for (function, values) in values {
+        returned[function as usize] = if values.contains(&TensorValue::Attached) {
+            TensorValue::Attached
+        } else if values.iter().all(|v| *v == TensorValue::Detached) {
+            TensorValue::Detached
+        } else {
+            TensorValue::Unknown
+        };
+    }
+    returned
+}
+
+fn walk<'s, 't>(source: &'s str, root: Node<'t>) -> Walk<'s, 't> {
+    let mut walk = Walk { source, summary: FileSummary::default(), known: HashSet::new(), returns: Vec::new() };
     walk.summary.has_syntax_errors = root.has_error();
     walk.declare_top_level(root);
     walk.visit(root);
-    let Walk { mut summary, returns, calls, .. } = walk;
-    facts_about_values(source, root, &mut summary, &returns, &calls);
-    summary
+    walk
 }
 
 struct Walk<'s, 't> {
@@ -120,10 +144,6 @@ struct Walk<'s, 't> {
     known: HashSet<&'s str>,
     /// `return` statements directly in each listed function.
     returns: Vec<(u32, Node<'t>)>,
-    /// Whether the text could run a network at all, and the calls in listed functions
-    /// that might.
-    network_candidates: bool,
-    calls: Vec<(u32, Node<'t>)>,
 }
 
 impl<'s, 't> Walk<'s, 't> {
@@ -150,8 +170,10 @@ impl<'s, 't> Walk<'s, 't> {
 
     fn visit(&mut self, root: Node<'t>) {
         let top = Context { function: None, class: None, switch: None, nested: false };
-        let mut stack = vec![(root, top)];
-        while let Some((node, context)) = stack.pop() {
+        // Each node with its parent: the walk knows it, and asking the tree for it climbs
+        // down from the root again.
+        let mut stack = vec![(root, top, None)];
+        while let Some((node, context, parent)) = stack.pop() {
             let mut inner = context;
             match node.kind() {
                 "function_definition" => inner = self.enter_function(node, context),
@@ -173,7 +195,7 @@ impl<'s, 't> Walk<'s, 't> {
                     }
                 }
                 "call" => self.call(node, context),
-                "identifier" | "attribute" => self.value_use(node, context),
+                "identifier" | "attribute" => self.value_use(node, parent, context),
                 "import_statement" | "import_from_statement" => {
                     self.import(node, context);
                     continue;
@@ -195,7 +217,7 @@ impl<'s, 't> Walk<'s, 't> {
                     "class_definition" if child.kind() != "block" => context,
                     _ => inner,
                 };
-                stack.push((child, child_context));
+                stack.push((child, child_context, Some(node)));
             }
         }
     }
@@ -236,8 +258,6 @@ impl<'s, 't> Walk<'s, 't> {
             decorators: spelled,
             framework_hook: context.class.is_some() && heuristics::is_framework_no_grad_hook(name),
             no_grad_decorator: returns_applied_switch(function, self.source),
-            returns: TensorValue::Unknown,
-            calls_network: false,
         });
         Context { function: Some(index), class: None, switch, nested: false }
     }
@@ -271,18 +291,13 @@ impl<'s, 't> Walk<'s, 't> {
         {
             self.mark_no_grad_decorator(context.function);
         }
-        if self.network_candidates
-            && let Some(function) = context.function
-        {
-            self.calls.push((function, call));
-        }
         self.record(name, receiver, call, context, true);
     }
 
     /// A function passed around as a value (`hooks.append(evaluate)`,
     /// `run(self.evaluate)`): it may be called anywhere.
-    fn value_use(&mut self, node: Node<'t>, context: Context<'t>) {
-        let Some(parent) = node.parent() else { return };
+    fn value_use(&mut self, node: Node<'t>, parent: Option<Node<'t>>, context: Context<'t>) {
+        let Some(parent) = parent else { return };
         let as_value = match parent.kind() {
             "argument_list" | "list" | "tuple" | "return_statement" | "expression_list" | "pair" => true,
             "keyword_argument" | "assignment" => {
@@ -375,47 +390,6 @@ impl<'s, 't> Walk<'s, 't> {
     fn add_import(&mut self, bound: &'s str, level: u8, path: &str, scope: Option<u32>) {
         self.known.insert(bound);
         self.summary.imports.push(Import { name: bound.into(), level, path: path.into(), scope });
-    }
-}
-
-/// What the functions return and whether they run a network, from the same facts the
-/// rules use; only in files that mention a network or a loss at all.
-fn facts_about_values(
-    source: &str,
-    root: Node,
-    summary: &mut FileSummary,
-    returns: &[(u32, Node)],
-    calls: &[(u32, Node)],
-) {
-    if !heuristics::mentions_graph_source(source) {
-        return;
-    }
-    let facts = Facts::new(source, root, Path::new(""));
-    let mut values: HashMap<u32, Vec<TensorValue>> = HashMap::new();
-    for &(function, statement) in returns {
-        let value = match statement.named_child(0) {
-            // Whatever is computed with autograd off holds no graph.
-            Some(_) if facts.grad_disabled(statement) => TensorValue::Detached,
-            Some(value) => facts.tensor_value(value),
-            None => TensorValue::Detached,
-        };
-        values.entry(function).or_default().push(value);
-    }
-    for (function, values) in values {
-        let returned = if values.contains(&TensorValue::Attached) {
-            TensorValue::Attached
-        } else if values.iter().all(|v| *v == TensorValue::Detached) {
-            TensorValue::Detached
-        } else {
-            TensorValue::Unknown
-        };
-        summary.functions[function as usize].returns = returned;
-    }
-    for &(function, call) in calls {
-        let summary = &mut summary.functions[function as usize];
-        if !summary.calls_network && facts.is_forward_call(call) {
-            summary.calls_network = true;
-        }
     }
 }
 
