@@ -12,6 +12,8 @@ pair is runnable and shows its rule's evidence where it is not memory:
 Usage: python tests/fixtures_run.py OOMLINT_BINARY   (with an interpreter that has torch)
 """
 
+import concurrent.futures
+import os
 import pathlib
 import py_compile
 import re
@@ -98,7 +100,10 @@ def main():
     passed = failed = 0
     with tempfile.TemporaryDirectory() as workspace:
         fixed_dir = fixed_copy(sys.argv[1], workspace)
-        results = [(rule_dir, check_pair(rule_dir, fixed_dir)) for rule_dir in rule_dirs]
+        # Each script spends most of its time importing PyTorch: run a pair per core.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            checked = pool.map(lambda rule_dir: check_pair(rule_dir, fixed_dir), rule_dirs)
+            results = list(zip(rule_dirs, checked))
     for rule_dir, failures in results:
         for failure in failures:
             print(f"FAIL {failure}")
