@@ -16,5 +16,6 @@ pub mod project;
 pub mod render;
 pub mod rules;
 pub mod server;
+pub mod snapshot;
 pub mod source;
 pub mod suppress;

@@ -1,5 +1,6 @@
 //! `oomlint explain [FILE]`: the last out-of-memory message in a log (every one with
-//! `--all`), explained as text or JSON.
+//! `--all`), explained as text or JSON; a memory snapshot pickle goes to
+//! `explain_snapshot`.
 
 use super::{EXIT_CLEAN, EXIT_ERROR, ListFormat};
 use crate::explain::{self, Explanation, Message, human};
@@ -19,6 +20,10 @@ pub struct ExplainArgs {
     pub batch_size: Option<u64>,
     #[arg(long, value_enum, default_value_t = ListFormat::Text)]
     pub output_format: ListFormat,
+    /// With a memory snapshot: write its timeline, the heaviest lines as stacked bands, to
+    /// this file (`.svg`, or `.html` for a page with the details on hover).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 }
 
 pub fn run(args: ExplainArgs) -> u8 {
@@ -32,6 +37,19 @@ pub fn run(args: ExplainArgs) -> u8 {
                 .map_err(|e| format!("cannot read standard input: {e}"))
         }
     };
+    let is_snapshot = |bytes: &[u8]| {
+        crate::snapshot::looks_like_pickle(bytes)
+            || args.file.as_ref().and_then(|p| p.extension()).is_some_and(|e| e == "pickle" || e == "pkl")
+    };
+    if let Ok(bytes) = &input
+        && is_snapshot(bytes)
+    {
+        return super::explain_snapshot::run(bytes, args.file.as_deref(), args.output_format, args.plot.as_deref());
+    }
+    if args.plot.is_some() {
+        eprintln!("error: --plot draws a memory snapshot (the pickle torch.cuda.memory._dump_snapshot() writes)");
+        return EXIT_ERROR;
+    }
     let input = match input {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(message) => {

@@ -4,6 +4,7 @@
 mod check_command;
 mod estimate_command;
 mod explain_command;
+mod explain_snapshot;
 mod measure_command;
 mod rules_command;
 
@@ -37,7 +38,8 @@ enum Command {
     /// Run each rule's fixtures (or the reference table) under PyTorch and report what
     /// they cost.
     Measure(measure_command::MeasureArgs),
-    /// Explain a CUDA/HIP/MPS out-of-memory message (from a log file or standard input).
+    /// Explain a CUDA/HIP/MPS out-of-memory message (from a log file or standard input),
+    /// or a PyTorch memory snapshot (`torch.cuda.memory._dump_snapshot()`) line by line.
     Explain(explain_command::ExplainArgs),
     /// Estimate training memory: weights, gradients and optimizer state from the
     /// parameter count, and the largest batch from measured runs.
