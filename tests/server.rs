@@ -663,3 +663,88 @@ async fn a_decorator_from_another_module_silences_oom002_in_the_editor() {
         }
     }
 }
+
+/// A CUDA memory snapshot of `train.py` in `dir`: 8 MiB held by line 7 (1-based), 2 MiB
+/// by line 4, live at the peak.
+fn snapshot_of(dir: &std::path::Path) -> Vec<u8> {
+    let file = dir.join("train.py").display().to_string();
+    let frames = |line: u32, name: &str| json!([{"filename": "/venv/lib/python3.11/site-packages/torch/nn/functional.py", "line": 10, "name": "linear"}, {"filename": file, "line": line, "name": name}]);
+    let mib = 1024 * 1024;
+    let snapshot = json!({
+        "segments": [{"device": 0, "address": 0x1000_0000u64, "total_size": 10 * mib, "allocated_size": 10 * mib, "stream": 0,
+                      "blocks": [{"size": 8 * mib, "requested_size": 8 * mib, "state": "active_allocated", "frames": frames(7, "collect")},
+                                 {"size": 2 * mib, "requested_size": 2 * mib, "state": "active_allocated", "frames": frames(4, "collect")}]}],
+        "device_traces": [[
+            {"action": "alloc", "addr": 0x1000_0000u64, "size": 8 * mib, "stream": 0, "frames": frames(7, "collect")},
+            {"action": "alloc", "addr": 0x1000_0000u64 + 8 * mib, "size": 2 * mib, "stream": 0, "frames": frames(4, "collect")},
+        ]],
+    });
+    pickled::to_vec(&snapshot, pickled::SerOptions::new()).unwrap()
+}
+
+async fn hints(s: &mut Session, uri: &str) -> Vec<(u64, u64, String)> {
+    let range = json!({"start": {"line": 0, "character": 0}, "end": {"line": 100, "character": 0}});
+    let result =
+        s.request("textDocument/inlayHint", json!({"textDocument": {"uri": uri}, "range": range})).await.unwrap();
+    result
+        .as_array()
+        .map(|hints| {
+            hints
+                .iter()
+                .map(|h| {
+                    let p = &h["position"];
+                    (
+                        p["line"].as_u64().unwrap(),
+                        p["character"].as_u64().unwrap(),
+                        h["label"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_memory_snapshot_shows_as_inlay_hints_that_follow_their_lines() {
+    let mut s = Session::start_with_files(&[("train.py", LEAKY)], json!({}), json!({"debounceMs": 0})).await;
+    // The snapshot names train.py by its absolute path in the workspace folder.
+    let pickle = snapshot_of(s.dir.path());
+    std::fs::write(s.dir.path().join("memory.pickle"), &pickle).unwrap();
+    s.notify("workspace/didChangeConfiguration", json!({"settings": {"oomlint": {"snapshot": "memory.pickle"}}})).await;
+    let uri = s.open("train.py", LEAKY).await;
+    let line7 = LEAKY.lines().nth(6).unwrap().len() as u64;
+    let line4 = LEAKY.lines().nth(3).unwrap().len() as u64;
+    assert_eq!(
+        hints(&mut s, &uri).await,
+        [(6, line7, "▲ 8.00 MiB at peak".to_string()), (3, line4, "▲ 2.00 MiB at peak".to_string())]
+    );
+    let hover = s
+        .request("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": {"line": 6, "character": 2}}))
+        .await
+        .unwrap();
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(text.contains("**8.00 MiB** at peak (80% of 10.00 MiB live) held by `collect`"), "{text}");
+    // Two lines typed above: the hints move with their lines.
+    let top = json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}});
+    s.change(&uri, 2, json!([{"range": top, "text": "import os\nimport sys\n"}])).await;
+    assert_eq!(hints(&mut s, &uri).await.iter().map(|h| h.0).collect::<Vec<_>>(), [8, 5]);
+    // The heavy line rewritten: its hint goes, the other stays.
+    let heavy = json!({"start": {"line": 8, "character": 8}, "end": {"line": 8, "character": line7}});
+    s.change(&uri, 3, json!([{"range": heavy, "text": "loss = criterion(model(x), y).item()"}])).await;
+    assert_eq!(hints(&mut s, &uri).await.iter().map(|h| h.0).collect::<Vec<_>>(), [5]);
+    // The command forgets the snapshot, or loads another; a bad file is refused clearly.
+    let cleared =
+        s.request("workspace/executeCommand", json!({"command": "oomlint.showSnapshot", "arguments": [""]})).await;
+    assert_eq!(cleared.unwrap(), json!({"lines": 0}));
+    assert!(hints(&mut s, &uri).await.is_empty());
+    std::fs::write(s.dir.path().join("broken.pickle"), &pickle[..pickle.len() / 2]).unwrap();
+    let broken = s.dir.path().join("broken.pickle").display().to_string();
+    let refused =
+        s.request("workspace/executeCommand", json!({"command": "oomlint.showSnapshot", "arguments": [broken]})).await;
+    assert!(refused.unwrap_err().contains("truncated pickle"));
+    let path = s.dir.path().join("memory.pickle").display().to_string();
+    let loaded =
+        s.request("workspace/executeCommand", json!({"command": "oomlint.showSnapshot", "arguments": [path]})).await;
+    assert_eq!(loaded.unwrap(), json!({"lines": 2}));
+    assert_eq!(hints(&mut s, &uri).await.len(), 1);
+}

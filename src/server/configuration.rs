@@ -16,12 +16,20 @@ impl Backend {
     pub(super) async fn on_did_change_configuration(&self, params: DidChangeConfigurationParams) {
         let result = {
             let mut state = self.state();
-            state.settings.updated(&params.settings).map(|settings| state.settings = settings)
+            let before = state.settings.snapshot.clone();
+            state.settings.updated(&params.settings).map(|settings| {
+                let snapshot_changed = settings.snapshot != before;
+                state.settings = settings;
+                snapshot_changed
+            })
         };
         match result {
-            Ok(()) => {
+            Ok(snapshot_changed) => {
                 self.update_docs_links();
                 self.relint_all();
+                if snapshot_changed {
+                    self.load_snapshot_setting().await;
+                }
             }
             Err(message) => self.client.show_message(MessageType::ERROR, message).await,
         }
@@ -32,6 +40,19 @@ impl Backend {
             self.reload_configuration();
         }
         self.reindex_watched(&params.changes);
+    }
+
+    /// Load the snapshot the `snapshot` setting names (relative to the first workspace
+    /// folder), or forget the one shown when the setting is empty.
+    pub(super) async fn load_snapshot_setting(&self) {
+        let (setting, folder) = {
+            let state = self.state();
+            (state.settings.snapshot.clone(), state.workspace.folders.first().cloned())
+        };
+        let path = setting.map(|s| folder.map(|f| f.join(&s)).unwrap_or_else(|| s.into()));
+        if let Err(message) = self.show_snapshot(path).await {
+            self.client.show_message(MessageType::ERROR, format!("oomlint: {message}")).await;
+        }
     }
 
     /// Rebuild the rule docs links from the client's `docsUrl` (or the local copy).

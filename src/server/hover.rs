@@ -1,5 +1,6 @@
 //! `textDocument/hover`: what the rule of each finding under the cursor finds, this
-//! finding, its measured cost and its fix.
+//! finding, its measured cost and its fix; on a line a memory snapshot shows as heavy,
+//! what it held.
 
 use super::position::{to_offset, to_range};
 use super::{Backend, convert, diagnostics};
@@ -11,6 +12,7 @@ impl Backend {
     pub(super) async fn on_hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         let uri = params.text_document_position_params.text_document.uri;
         let position = params.text_document_position_params.position;
+        let held = self.snapshot_hover(&uri, position.line);
         let (current, target) = {
             let state = self.state();
             let document = state.documents.get(&uri);
@@ -32,11 +34,14 @@ impl Backend {
         let Ok(offset) = to_offset(&document.text, &document.index, position, encoding) else { return Ok(None) };
         let hits: Vec<&Diagnostic> =
             found.iter().filter(|d| d.range.start <= offset && offset <= d.range.end).collect();
-        let Some(first) = hits.first() else { return Ok(None) };
-        let value = hits.iter().map(|d| convert::hover_markdown(d)).collect::<Vec<_>>().join("\n\n---\n\n");
-        Ok(Some(Hover {
-            contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value }),
-            range: Some(to_range(&document.text, &document.index, first.range.start, first.range.end, encoding)),
-        }))
+        let mut parts: Vec<String> = hits.iter().map(|d| convert::hover_markdown(d)).collect();
+        parts.extend(held);
+        if parts.is_empty() {
+            return Ok(None);
+        }
+        let range =
+            hits.first().map(|d| to_range(&document.text, &document.index, d.range.start, d.range.end, encoding));
+        let value = parts.join("\n\n---\n\n");
+        Ok(Some(Hover { contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value }), range }))
     }
 }

@@ -60,6 +60,11 @@ impl Backend {
                     ..CodeActionOptions::default()
                 })),
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
+                inlay_hint_provider: Some(OneOf::Left(true)),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: vec![super::inlay_hint::SHOW_SNAPSHOT.to_string()],
+                    ..ExecuteCommandOptions::default()
+                }),
                 diagnostic_provider,
                 notebook_document_sync: Some(OneOf::Left(NotebookDocumentSyncOptions {
                     notebook_selector: vec![NotebookSelector::ByCells {
@@ -80,6 +85,7 @@ impl Backend {
 
     pub(super) async fn on_initialized(&self) {
         self.index_workspace();
+        self.load_snapshot_setting().await;
         // Without the registration, saving a config file in the editor still reloads it
         // (and saving a Python file still updates the index).
         if !self.state().watch_files {

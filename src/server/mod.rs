@@ -7,7 +7,8 @@
 //! - `configuration`: client settings and configuration files changing;
 //! - `diagnostics`: linting in the background, pushed or pulled findings;
 //! - `code_action`: quick fixes, "ignore on this line", fix-all; `hover`: rule and cost;
-//! - `workspace`: the project index of the workspace folders, kept current.
+//! - `workspace`: the project index of the workspace folders, kept current;
+//! - `inlay_hint`: a memory snapshot's heaviest lines, as inlay hints and hovers.
 //!
 //! Document state changes synchronously and in order inside the notification handlers
 //! (nothing awaits before the change is applied); linting runs in the background per
@@ -24,6 +25,7 @@ mod edit_sequences;
 mod hover;
 mod incremental;
 mod initialize;
+mod inlay_hint;
 mod notebook_sync;
 mod position;
 mod rule_docs;
@@ -143,5 +145,13 @@ impl LanguageServer for Backend {
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         self.on_hover(params).await
+    }
+
+    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        self.on_inlay_hint(params).await
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        self.on_execute_command(params).await
     }
 }

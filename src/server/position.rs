@@ -36,7 +36,7 @@ impl Encoding {
         }
     }
 
-    fn units(self, c: char) -> usize {
+    pub fn units(self, c: char) -> usize {
         match self {
             Encoding::Utf8 => c.len_utf8(),
             Encoding::Utf16 => c.len_utf16(),

@@ -1,7 +1,7 @@
 //! What the client says about linting (`initializationOptions` and
 //! `workspace/didChangeConfiguration`), under an `oomlint` key or at the top level:
 //! `{"enable": true, "select": ["OOM001"], "ignore": ["OOM003"], "preview": true, "debounceMs": 50,
-//! "docsUrl": "https://example.org/rules/{code}-{slug}"}`.
+//! "docsUrl": "https://example.org/rules/{code}-{slug}", "snapshot": "oom_snapshot.pickle"}`.
 
 use crate::config::{Overrides, validate_selectors};
 use serde::Deserialize;
@@ -17,11 +17,19 @@ pub struct ClientSettings {
     pub debounce: Duration,
     /// Where diagnostics link for a rule's docs (`{code}`, `{slug}`); `None`: the local copy.
     pub docs_url: Option<String>,
+    /// A memory snapshot whose heaviest lines get inlay hints (`""`: none).
+    pub snapshot: Option<String>,
 }
 
 impl Default for ClientSettings {
     fn default() -> Self {
-        ClientSettings { enable: true, overrides: Overrides::default(), debounce: DEFAULT_DEBOUNCE, docs_url: None }
+        ClientSettings {
+            enable: true,
+            overrides: Overrides::default(),
+            debounce: DEFAULT_DEBOUNCE,
+            docs_url: None,
+            snapshot: None,
+        }
     }
 }
 
@@ -34,6 +42,7 @@ struct Raw {
     preview: Option<bool>,
     debounce_ms: Option<u64>,
     docs_url: Option<String>,
+    snapshot: Option<String>,
 }
 
 impl ClientSettings {
@@ -67,6 +76,9 @@ impl ClientSettings {
                 super::rule_docs::validate_template(&url)?;
             }
             next.docs_url = Some(url).filter(|u| !u.is_empty());
+        }
+        if let Some(snapshot) = raw.snapshot {
+            next.snapshot = Some(snapshot).filter(|s| !s.is_empty());
         }
         Ok(next)
     }

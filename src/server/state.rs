@@ -43,6 +43,8 @@ pub struct State {
     /// The targets being linted now, each with whether a change arrived meanwhile (it
     /// is linted again once the running lint ends).
     pub linting: HashMap<Target, bool>,
+    /// The memory snapshot whose heaviest lines get inlay hints.
+    pub snapshot: Option<super::inlay_hint::LoadedSnapshot>,
 }
 
 /// What is linted together: a file alone, or a notebook's code cells joined.

@@ -28,15 +28,18 @@ pub fn locate(file: &str, roots: &[PathBuf]) -> Option<PathBuf> {
     roots.iter().map(|root| root.join(path)).find(|p| p.is_file())
 }
 
+/// A file's findings `(line, code, message)` and its lines.
+type Linted = (Vec<(u32, &'static str, String)>, Vec<String>);
+
 /// For each line (by its index in `lines`), the findings on it or on the lines of its
 /// callers. Every file is linted once, with the preview rules on (they are the ones
 /// about memory kept alive) unless the configuration turns preview off. With
 /// `whole_functions` (profiler snapshots, whose frames give each function's `def` line)
 /// a finding anywhere in the function counts.
 pub fn findings_on(lines: &[LineUse], roots: &[PathBuf], whole_functions: bool) -> Vec<Vec<LineFinding>> {
-    let mut linted: HashMap<String, (Vec<(u32, &'static str, String)>, Vec<String>)> = HashMap::new();
+    let mut linted: HashMap<String, Linted> = HashMap::new();
     let mut resolver = ConfigResolver::new(None).ok();
-    let mut lint = |file: &str| -> (Vec<(u32, &'static str, String)>, Vec<String>) {
+    let mut lint = |file: &str| -> Linted {
         let Some(path) = locate(file, roots) else { return Default::default() };
         let Ok(text) = std::fs::read_to_string(&path) else { return Default::default() };
         let overrides = Overrides { preview: Some(true), ..Overrides::default() };

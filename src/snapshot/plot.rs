@@ -24,7 +24,10 @@ pub fn write(report: &Report, name: &str, path: &Path) -> std::io::Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut file = tempfile::NamedTempFile::new_in(dir)?;
     std::io::Write::write_all(&mut file, text.as_bytes())?;
-    file.persist(path).map_err(|e| e.error)?;
+    let file = file.persist(path).map_err(|e| e.error)?;
+    // A chart is for sharing: readable by all, as a file the shell would create.
+    #[cfg(unix)]
+    file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
     Ok(())
 }
 
@@ -48,11 +51,14 @@ fn shorten(text: &str, max: usize) -> String {
     format!("…{tail}")
 }
 
-/// A round step for the axis: 1, 2 or 5 times a power of 1024-based units' tenth.
+/// A round step for the axis in the unit the top is shown in (KiB, MiB, GiB): 1, 2, 2.5
+/// or 5 times a power of ten of that unit, about five ticks up to the top.
 fn tick_step(top: f64) -> f64 {
-    let rough = top / 5.0;
+    let unit = 1024f64.powi((top.max(1.0).log(1024.0).floor() as i32).clamp(0, 4));
+    let rough = top / 5.0 / unit;
     let magnitude = 10f64.powf(rough.log10().floor());
-    [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * magnitude).find(|s| *s >= rough).unwrap_or(rough)
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * magnitude).find(|s| *s >= rough).unwrap_or(rough);
+    step * unit
 }
 
 pub fn svg(report: &Report, name: &str) -> String {
@@ -103,11 +109,18 @@ pub fn svg(report: &Report, name: &str) -> String {
         let colour = if band.line.is_some() { COLOURS[b % COLOURS.len()] } else { REST_COLOUR };
         let mut upper = Vec::new();
         let mut lower = Vec::new();
+        // Memory changes in steps: each point holds from its event until the next one.
+        let mut previous: Option<(f64, f64)> = None;
         for (i, &(event, _)) in points.iter().enumerate() {
             let value = band.values.get(i).copied().unwrap_or(0) as f64;
+            if let Some((low, high)) = previous {
+                lower.push(format!("{:.1},{:.1}", x(event), y(low)));
+                upper.push(format!("{:.1},{:.1}", x(event), y(high)));
+            }
             lower.push(format!("{:.1},{:.1}", x(event), y(base[i])));
+            upper.push(format!("{:.1},{:.1}", x(event), y(base[i] + value)));
+            previous = Some((base[i], base[i] + value));
             base[i] += value;
-            upper.push(format!("{:.1},{:.1}", x(event), y(base[i])));
         }
         if points.len() == 1 {
             // A dump without a trace: one moment, drawn as a bar across the plot.

@@ -20,6 +20,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     status,
     vscode.commands.registerCommand("oomlint.restart", () => restart(context)),
     vscode.commands.registerCommand("oomlint.showOutput", () => output.show()),
+    vscode.commands.registerCommand("oomlint.openSnapshot", openSnapshot),
     vscode.workspace.onDidChangeConfiguration((event) => {
       // select / ignore / enable / preview reach the running server; a new binary needs a restart.
       if (event.affectsConfiguration("oomlint.path")) {
@@ -98,7 +99,23 @@ function clientSettings(): Record<string, unknown> {
   if (preview !== null) {
     result.preview = preview;
   }
+  const snapshot = settings.get<string>("snapshot", "");
+  if (snapshot) {
+    result.snapshot = snapshot;
+  }
   return result;
+}
+
+/** Pick a memory snapshot and have the server show it (its `oomlint.showSnapshot` command). */
+async function openSnapshot(): Promise<void> {
+  const picked = await vscode.window.showOpenDialog({
+    canSelectMany: false,
+    filters: { "Memory snapshots": ["pickle", "pkl"] },
+    openLabel: "Show memory snapshot",
+  });
+  if (picked?.[0]) {
+    await vscode.commands.executeCommand("oomlint.showSnapshot", picked[0].fsPath);
+  }
 }
 
 /** `oomlint.path`, else `oomlint` on PATH, else the binary bundled in the extension. */
