@@ -24,6 +24,11 @@ impl Backend {
             state.pull_diagnostics = pull;
             state.watch_files = watch_files;
             state.workspace.folders = super::workspace::folders_of(&params);
+            state.inlay_hint_refresh = capabilities
+                .workspace
+                .as_ref()
+                .and_then(|w| w.inlay_hint.as_ref())
+                .is_some_and(|h| h.refresh_support == Some(true));
             match params.initialization_options.as_ref().map(|o| state.settings.updated(o)) {
                 Some(Ok(settings)) => {
                     state.settings = settings;
@@ -85,7 +90,9 @@ impl Backend {
 
     pub(super) async fn on_initialized(&self) {
         self.index_workspace();
-        self.load_snapshot_setting().await;
+        if self.state().settings.snapshot.is_some() {
+            self.load_snapshot_setting().await;
+        }
         // Without the registration, saving a config file in the editor still reloads it
         // (and saving a Python file still updates the index).
         if !self.state().watch_files {

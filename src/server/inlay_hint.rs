@@ -207,9 +207,19 @@ impl Backend {
             }
             None => None,
         };
-        self.state().snapshot = loaded;
-        // Clients that cannot refresh ask again on their next edit or scroll.
-        let _ = self.client.inlay_hint_refresh().await;
+        let refresh = {
+            let mut state = self.state();
+            state.snapshot = loaded;
+            state.inlay_hint_refresh
+        };
+        // Clients that cannot refresh ask again on their next edit or scroll. Not awaited:
+        // the reply must not hold up the messages behind this one.
+        if refresh {
+            let client = self.client.clone();
+            tokio::spawn(async move {
+                let _ = client.inlay_hint_refresh().await;
+            });
+        }
         Ok(())
     }
 

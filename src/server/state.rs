@@ -45,6 +45,8 @@ pub struct State {
     pub linting: HashMap<Target, bool>,
     /// The memory snapshot whose heaviest lines get inlay hints.
     pub snapshot: Option<super::inlay_hint::LoadedSnapshot>,
+    /// The client redraws inlay hints when asked (`workspace/inlayHint/refresh`).
+    pub inlay_hint_refresh: bool,
 }
 
 /// What is linted together: a file alone, or a notebook's code cells joined.
