@@ -6,6 +6,7 @@ mod estimate_command;
 mod explain_command;
 mod explain_snapshot;
 mod measure_command;
+mod predict_command;
 mod rules_command;
 
 use crate::render::OutputFormat;
@@ -44,6 +45,10 @@ enum Command {
     /// Estimate training memory: weights, gradients and optimizer state from the
     /// parameter count, and the largest batch from measured runs.
     Estimate(estimate_command::EstimateArgs),
+    /// Predict the peak GPU memory of one training step of yours (FILE.py:FUNCTION), by
+    /// line and category, on an emulated CUDA device; with a card, the largest batch
+    /// that fits.
+    Predict(predict_command::PredictArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -116,6 +121,7 @@ pub fn main() -> ExitCode {
         Command::Measure(args) => measure_command::run(args),
         Command::Explain(args) => explain_command::run(args),
         Command::Estimate(args) => estimate_command::run(args),
+        Command::Predict(args) => predict_command::run(args),
     };
     ExitCode::from(status)
 }

@@ -14,6 +14,7 @@ pub mod cost;
 pub mod device;
 pub mod measurements;
 pub mod plan;
+pub mod predict;
 pub mod process;
 pub mod python;
 

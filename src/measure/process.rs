@@ -13,6 +13,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 const RUNNER_SOURCE: &str = include_str!("runner.py");
+/// The emulated CUDA device the runners import (written beside them).
+const FAKE_CUDA_SOURCE: &str = include_str!("fake_cuda.py");
+/// `oomlint predict`'s runner: one training step of the user's on the emulated device.
+const PREDICT_RUNNER_SOURCE: &str = include_str!("predict_runner.py");
 const RECORD_PREFIX: &str = "OOMLINT-RECORD ";
 const STARTED_MARKER: &str = "OOMLINT-STARTED";
 /// How long Python and PyTorch may take to start before the script's own limit begins.
@@ -67,6 +71,8 @@ impl Runner {
         let dir = tempfile::Builder::new().prefix("oomlint-measure").tempdir()?;
         let script = dir.path().join("runner.py");
         std::fs::write(&script, RUNNER_SOURCE)?;
+        std::fs::write(dir.path().join("fake_cuda.py"), FAKE_CUDA_SOURCE)?;
+        std::fs::write(dir.path().join("predict_runner.py"), PREDICT_RUNNER_SOURCE)?;
         Ok(Runner { python, timeout, _dir: dir, script })
     }
 
@@ -98,11 +104,23 @@ impl Runner {
         serde_json::from_value(value).map_err(|e| RunError::NoRecord { stderr: format!("incomplete record: {e}") })
     }
 
-    /// Starts the runner, waits at most the timeout, and returns its record line.
+    /// Runs `predict_runner.py` with `argv` and returns its record (which holds `error`
+    /// when the user's code could not be predicted).
+    pub fn predict(&self, argv: &[String]) -> Result<serde_json::Value, RunError> {
+        let script = self.script.with_file_name("predict_runner.py");
+        let record = self.record_of(&script, argv)?;
+        serde_json::from_str(&record).map_err(|e| RunError::NoRecord { stderr: format!("unreadable record: {e}") })
+    }
+
     fn record(&self, argv: &[String]) -> Result<String, RunError> {
+        self.record_of(&self.script, argv)
+    }
+
+    /// Starts `script`, waits at most the timeout, and returns its record line.
+    fn record_of(&self, script: &Path, argv: &[String]) -> Result<String, RunError> {
         let mut child = Command::new(&self.python)
             .arg("-u")
-            .arg(&self.script)
+            .arg(script)
             .args(argv)
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .stdin(Stdio::null())

@@ -128,23 +128,36 @@ def shim_scalar(tensor):
     return 1
 
 
-def skip_conversions_that_change_nothing():
-    """`module.to(device)` swaps every fake parameter for a new one, which fake tensors
-    refuse (they carry weak references). When the device and dtype are already right the
-    real conversion does nothing either, so under fake tensors it is skipped."""
-    original = torch.nn.Module.to
+def convert_modules_by_replacing_tensors():
+    """`module.to(device)`, `.cuda()`, `.half()` swap each parameter for its converted copy
+    in place (`torch.utils.swap_tensors`), which fake tensors refuse (they carry weak
+    references). Under fake tensors a module's tensors are replaced instead, as PyTorch does
+    with `torch.__future__.set_overwrite_module_params_on_conversion(True)`: the same
+    tensors result, only held by new Parameter objects. A conversion that changes nothing
+    keeps the tensor."""
 
-    def to(module, *args, **kwargs):
-        device, dtype, _, memory_format = torch._C._nn._parse_to(*args, **kwargs)
-        tensors = [*module.parameters(), *module.buffers()]
-        unchanged = memory_format is None and all(
-            (device is None or t.device.type == torch.device(device).type)
-            and (dtype is None or not t.is_floating_point() or t.dtype == dtype)
-            for t in tensors
-        )
-        return module if unchanged else original(module, *args, **kwargs)
+    def _apply(module, fn, recurse=True):
+        if recurse:
+            for child in module.children():
+                child._apply(fn)
+        for key, param in module._parameters.items():
+            if param is None:
+                continue
+            with torch.no_grad():
+                converted = fn(param)
+            if converted is param:
+                continue
+            replacement = torch.nn.Parameter(converted, requires_grad=param.requires_grad)
+            if param.grad is not None:
+                with torch.no_grad():
+                    replacement.grad = fn(param.grad)
+            module._parameters[key] = replacement
+        for key, buffer in module._buffers.items():
+            if buffer is not None:
+                module._buffers[key] = fn(buffer)
+        return module
 
-    torch.nn.Module.to = to
+    torch.nn.Module._apply = _apply
 
 
 def track_loaded_tensors(memory):
@@ -327,10 +340,15 @@ def main():
             from torch._subclasses.fake_tensor import FakeTensorMode
 
             memory = LiveStorageTracker(shim_values=True, device_type=emulated)
-            skip_conversions_that_change_nothing()
+            convert_modules_by_replacing_tensors()
             record_steps(memory, marks, clock)
             track_loaded_tensors(memory)
-            with FakeTensorMode(), memory:
+            training = contextlib.nullcontext()
+            if emulated == "cuda":
+                import fake_cuda
+
+                training = fake_cuda.enable()
+            with FakeTensorMode(), memory, training:
                 end = call_main(script, script_args, memory, marks)
     wall = time.perf_counter() - started
     peak = memory.max_allocated()
