@@ -99,6 +99,7 @@ fn predict(args: &PredictArgs) -> Result<Prediction, String> {
         RunError::TimedOut(limit) => {
             format!("the prediction took longer than {} s and was stopped (--timeout)", limit.as_secs())
         }
+        error @ RunError::StartUpTimedOut(_) => error.to_string(),
         RunError::Crashed { status, .. } if status.contains("signal: 9") => format!(
             "the step was killed ({status}), most likely by the kernel's out-of-memory killer: the host ran out of \
              memory even with fake tensors"

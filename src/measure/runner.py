@@ -377,13 +377,13 @@ def main():
     )
 
 
-def exit_without_teardown():
-    """Runs main() and leaves without PyTorch's interpreter teardown, which takes seconds
+def exit_without_teardown(entry=None):
+    """Runs main() (or `entry`) and leaves without PyTorch's interpreter teardown, which takes seconds
     (more on a busy machine) and has nothing left to save once the record is written. The
     exit status and messages are those Python itself would give."""
     status = 0
     try:
-        main()
+        (entry or main)()
     except SystemExit as stop:
         if isinstance(stop.code, int) or stop.code is None:
             status = stop.code or 0
