@@ -36,7 +36,10 @@ const TRAINING_CALLS: &[&str] = &["backward", "manual_backward", "step", "zero_g
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let Some(call) = found.get("forward") else { return };
     let facts = checker.facts;
-    if !(facts.is_forward_call(call) || runs_network_through_helper(checker, call)) || facts.is_frozen_module(call) {
+    if !(facts.is_forward_call(call) || runs_network_through_helper(checker, call))
+        || facts.is_frozen_module(call)
+        || network_on_cpu(checker, call)
+    {
         return;
     }
     let Some(reason) = evaluation_reason(checker, call) else { return };
@@ -121,6 +124,62 @@ fn validates_after_training<'t>(checker: &Checker<'_, 't>, function: Node<'t>, c
         c.end_byte() <= eval_call.start_byte()
             || tree::method_receiver(c).is_none_or(|r| tree::text(r, source).contains("env"))
     })
+}
+
+/// A network the file keeps on the CPU: bound from a load that maps it there
+/// (`Net.load_from_checkpoint(path, map_location="cpu")`) or moved there (`.cpu()`,
+/// `.to("cpu")`), through rebindings such as `model = model.eval()`, and never moved to an
+/// accelerator in this file. Its activations take host memory, which is not what this rule
+/// is about.
+fn network_on_cpu<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
+    let source = checker.source();
+    let Some(mut network) = call.child_by_field_name("function").map(|f| match tree::last_name(f, source) {
+        Some("forward") => f.child_by_field_name("object").unwrap_or(f),
+        _ => f,
+    }) else {
+        return false;
+    };
+    if network.kind() != "identifier" {
+        return false;
+    }
+    let name = checker.text(network);
+    let to_cpu = |mv: Node| tree::positional_args(mv).first().is_some_and(|a| is_cpu_text(tree::text(*a, source)));
+    // Moved to an accelerator anywhere in the file: `model.cuda()`, `model.to(device)`.
+    let moved_away = checker.facts.calls_named(&["cuda", "to"], checker.facts.root).into_iter().any(|mv| {
+        tree::method_receiver(mv).is_some_and(|r| tree::text(r, source) == name)
+            && !(tree::callee_name(mv, source) == Some("to") && to_cpu(mv))
+    });
+    if moved_away {
+        return false;
+    }
+    // Follow `name = <value>` back through `model = model.eval()` rebindings.
+    for _ in 0..8 {
+        let Some(binding) = checker.facts.index().lookup(name, network) else { return false };
+        let crate::engine::facts::index::BindingKind::Value(mut value) = binding.kind else { return false };
+        // The outermost move decides: `load(..., map_location="cpu").cuda()` is on the GPU.
+        while value.kind() == "call" {
+            let Some(receiver) = tree::method_receiver(value) else { break };
+            match tree::callee_name(value, source) {
+                Some("cpu") => return true,
+                Some("to") if to_cpu(value) => return true,
+                Some("to" | "cuda") => return false,
+                Some("eval" | "train" | "half" | "float" | "requires_grad_") => value = receiver,
+                _ => break,
+            }
+        }
+        if value.kind() == "identifier" && checker.text(value) == name {
+            network = value;
+            continue;
+        }
+        return value.kind() == "call"
+            && tree::keyword_arg(value, "map_location", source).is_some_and(|m| is_cpu_text(tree::text(m, source)));
+    }
+    false
+}
+
+/// `"cpu"`, `torch.device("cpu")`, `{"cuda:0": "cpu"}`: a place on the host.
+fn is_cpu_text(text: &str) -> bool {
+    text.contains("\"cpu\"") || text.contains("'cpu'")
 }
 
 /// Where the graph goes is up to the callers: the function hands the forward's output back

@@ -324,7 +324,8 @@ impl<'t> Facts<'t> {
     }
 
     /// A network the file freezes: `text_encoder.requires_grad_(False)` (also after
-    /// `.eval()` or `.to(...)`), or `for p in vae.parameters(): p.requires_grad = False`.
+    /// `.eval()` or `.to(...)`), or `for p in vae.parameters(): p.requires_grad = False` (also over
+    /// `named_parameters()`).
     /// Its outputs carry a graph only through an input that requires one.
     pub fn is_frozen_module(&self, call: Node<'t>) -> bool {
         let Some(function) = call.child_by_field_name("function") else { return false };
@@ -351,12 +352,12 @@ impl<'t> Facts<'t> {
                 .is_some_and(|r| self.text(strip_module_moves(r, self.source)) == network)
         });
         freezes
-            || self.calls_named(&["parameters"], self.root).into_iter().any(|parameters| {
+            || self.calls_named(&["parameters", "named_parameters"], self.root).into_iter().any(|parameters| {
                 let Some(receiver) = tree::method_receiver(parameters) else { return false };
                 let Some(loop_) = tree::parent(parameters).filter(|p| p.kind() == "for_statement") else {
                     return false;
                 };
-                self.text(receiver) == network && self.text(loop_).contains("requires_grad = False")
+                self.text(receiver) == network && freezes_every_parameter(loop_, self.source)
             })
     }
 
@@ -450,6 +451,24 @@ impl<'t> Facts<'t> {
 
 /// `model` for `model.eval()`, `model.to(device)`, `model.cuda()`: the module a chain of
 /// mode and device moves starts from.
+/// `for p in net.parameters(): p.requires_grad = False` (or `for name, p in
+/// net.named_parameters(): ...`): the assignment stands directly in the loop's body, so it
+/// reaches every parameter; one under an `if` (`if "lora" not in name:`) freezes only some.
+fn freezes_every_parameter(loop_: Node, source: &str) -> bool {
+    let Some(body) = loop_.child_by_field_name("body") else { return false };
+    let Some(target) = loop_.child_by_field_name("left") else { return false };
+    // The parameter is the loop variable, or the last name of `name, p`.
+    let parameter = match target.kind() {
+        "identifier" => Some(target),
+        _ => target.named_children(&mut target.walk()).last().filter(|n| n.kind() == "identifier"),
+    };
+    let Some(parameter) = parameter.map(|p| tree::text(p, source)) else { return false };
+    body.named_children(&mut body.walk()).any(|statement| {
+        let compact: String = tree::text(statement, source).chars().filter(|c| !c.is_whitespace()).collect();
+        statement.kind() == "expression_statement" && compact == format!("{parameter}.requires_grad=False")
+    })
+}
+
 fn strip_module_moves<'t>(mut node: Node<'t>, source: &str) -> Node<'t> {
     while node.kind() == "call" {
         let Some(receiver) = tree::method_receiver(node) else { break };
