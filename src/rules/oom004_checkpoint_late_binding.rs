@@ -37,7 +37,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     if facts.resolves_to(callee, &[CHECKPOINT]).is_none() {
         return;
     }
-    let Some(step) = tree::enclosing_loop(call) else { return };
+    let Some(step) = enclosing_iteration(call) else { return };
     // Backward inside the same iteration recomputes before the variable changes.
     if backward_later_in(checker, step, call) {
         return;
@@ -112,11 +112,30 @@ fn bind_defaults_fix<'t>(
     Some(Fix::safe(format!("Bind {} as default arguments", bindings.join(", ")), vec![edit]))
 }
 
-/// Loop targets of every loop around `call` in its function, and every name assigned
-/// inside those loops.
+/// The innermost loop or comprehension around `call` in its function: a comprehension's
+/// variable is captured by reference too (`[checkpoint(lambda h: head(h), x) for head in
+/// heads]` recomputes every element with the last head).
+fn enclosing_iteration(call: Node) -> Option<Node> {
+    tree::ancestors_in_function(call).find(|a| tree::is_loop(a.kind()) || is_comprehension(a.kind()))
+}
+
+fn is_comprehension(kind: &str) -> bool {
+    matches!(kind, "list_comprehension" | "generator_expression" | "set_comprehension" | "dictionary_comprehension")
+}
+
+/// Loop targets of every loop or comprehension around `call` in its function, and every
+/// name assigned inside those loops.
 fn loop_bound_names<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> BTreeSet<&'t str> {
     let source = checker.source();
     let mut names = BTreeSet::new();
+    for comprehension in tree::ancestors_in_function(call).filter(|a| is_comprehension(a.kind())) {
+        let mut cursor = comprehension.walk();
+        let clauses: Vec<Node> =
+            comprehension.named_children(&mut cursor).filter(|c| c.kind() == "for_in_clause").collect();
+        for left in clauses.into_iter().filter_map(|c| c.child_by_field_name("left")) {
+            names.extend(target_names(left).into_iter().map(|n| tree::text(n, source)));
+        }
+    }
     for ancestor in tree::ancestors_in_function(call).filter(|a| tree::is_loop(a.kind())) {
         if let Some(left) = ancestor.child_by_field_name("left") {
             names.extend(target_names(left).into_iter().map(|n| tree::text(n, source)));

@@ -196,10 +196,17 @@ impl<'t> Facts<'t> {
                 TensorValue::Attached if self.is_forward_or_loss_call(value) => TensorValue::Attached,
                 _ => TensorValue::Unknown,
             },
-            BindingKind::Augmented(value) => match self.value_at_depth(value, depth + 1) {
-                TensorValue::Attached => TensorValue::Attached,
-                _ => TensorValue::Unknown,
-            },
+            // `loss *= n`: the name carries the graph of its operand or of its earlier value.
+            BindingKind::Augmented(value) => {
+                let earlier = tree::parent(value)
+                    .and_then(|a| a.child_by_field_name("left"))
+                    .filter(|target| target.kind() == "identifier")
+                    .and_then(|target| self.index().lookup(self.text(target), target).map(|b| (target, b)))
+                    .filter(|(_, b)| b.statement.id() != binding.statement.id());
+                let attached = self.value_at_depth(value, depth + 1) == TensorValue::Attached
+                    || earlier.is_some_and(|(target, _)| self.value_at_depth(target, depth + 1) == TensorValue::Attached);
+                if attached { TensorValue::Attached } else { TensorValue::Unknown }
+            }
             _ => TensorValue::Unknown,
         }
     }
