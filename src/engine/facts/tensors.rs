@@ -204,7 +204,8 @@ impl<'t> Facts<'t> {
                     .and_then(|target| self.index().lookup(self.text(target), target).map(|b| (target, b)))
                     .filter(|(_, b)| b.statement.id() != binding.statement.id());
                 let attached = self.value_at_depth(value, depth + 1) == TensorValue::Attached
-                    || earlier.is_some_and(|(target, _)| self.value_at_depth(target, depth + 1) == TensorValue::Attached);
+                    || earlier
+                        .is_some_and(|(target, _)| self.value_at_depth(target, depth + 1) == TensorValue::Attached);
                 if attached { TensorValue::Attached } else { TensorValue::Unknown }
             }
             _ => TensorValue::Unknown,
