@@ -39,6 +39,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     if !(facts.is_forward_call(call) || runs_network_through_helper(checker, call))
         || facts.is_frozen_module(call)
         || network_on_cpu(checker, call)
+        || shape_check(checker, call)
     {
         return;
     }
@@ -175,6 +176,27 @@ fn network_on_cpu<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
             && tree::keyword_arg(value, "map_location", source).is_some_and(|m| is_cpu_text(tree::text(m, source)));
     }
     false
+}
+
+/// `y = net(torch.randn(2, 3, 32, 32)); print(y.size())`: one forward pass, outside any
+/// loop, on an input made up on the spot. A shape check at the bottom of a model file, not
+/// evaluation: nothing repeats, and the input is a sample or two.
+fn shape_check<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
+    const SYNTHETIC: &[&str] = &["randn", "rand", "randint", "zeros", "ones", "empty"];
+    let source = checker.source();
+    let made_up = |arg: Node<'t>| {
+        let value = match arg.kind() {
+            "identifier" => match checker.facts.index().lookup(tree::text(arg, source), arg).map(|b| b.kind) {
+                Some(crate::engine::facts::index::BindingKind::Value(value)) => value,
+                _ => return false,
+            },
+            _ => arg,
+        };
+        value.kind() == "call"
+            && tree::callee_name(value, source).is_some_and(|c| SYNTHETIC.contains(&c))
+            && checker.facts.qualified_name(value.child_by_field_name("function").unwrap_or(value)).is_some_and(|q| q.starts_with("torch."))
+    };
+    tree::enclosing_loop(call).is_none() && !tree::positional_args(call).is_empty() && tree::positional_args(call).into_iter().all(made_up)
 }
 
 /// `"cpu"`, `torch.device("cpu")`, `{"cuda:0": "cpu"}`: a place on the host.
