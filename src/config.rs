@@ -139,6 +139,11 @@ impl Config {
 }
 
 impl Config {
+    /// The `select` list of this file, if it has one.
+    pub fn select(&self) -> Option<&[String]> {
+        self.select.as_deref()
+    }
+
     /// Whether preview rules run: the command line (or editor) first, then this file.
     pub fn preview(&self, overrides: &Overrides) -> bool {
         overrides.preview.or(self.preview).unwrap_or(false)

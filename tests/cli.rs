@@ -346,6 +346,11 @@ fn preview_rules_run_only_with_preview_on() {
         let (hit, err) = codes(&select, with_toml.path());
         assert!(hit && !err.contains("has no effect"), "{}: selected with preview on: {err}", rule.code);
         assert!(codes(&["--preview", "--select", rule.code], plain.path()).0);
+        let config = format!("select = [\"{}\"]\n", rule.code);
+        let selected_in_toml = project(&[("bad.py", &bad), ("oomlint.toml", config.as_bytes())]);
+        let (hit, err) = codes(&[], selected_in_toml.path());
+        assert_eq!(hit, on_by_default, "{}: selected in oomlint.toml", rule.code);
+        assert_eq!(err.contains(&format!("names {}, which has no effect", rule.code)), rule.preview, "{err}");
     }
 }
 

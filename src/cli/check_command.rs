@@ -210,18 +210,29 @@ fn overrides(args: &CheckArgs) -> Result<Overrides, String> {
     Ok(Overrides { select, ignore, preview })
 }
 
-/// `--select OOM00X` naming a preview rule runs nothing for it without preview (as in ruff):
-/// say so, once, when the configuration in the working directory leaves preview off.
+/// `--select OOM00X` (or `select = ["OOM00X"]` in the configuration of the working
+/// directory) naming a preview rule runs nothing for it without preview (as in ruff): say
+/// so, once, when that configuration leaves preview off.
 fn warn_preview_selections(overrides: &Overrides, resolver: &mut ConfigResolver) {
-    let Some(select) = &overrides.select else { return };
     let cwd = std::path::absolute(".").unwrap_or_default();
-    if resolver.for_directory(&cwd).is_ok_and(|config| config.preview(overrides)) {
+    let Ok(config) = resolver.for_directory(&cwd) else { return };
+    if config.preview(overrides) {
         return;
     }
+    let (select, origin) = match (&overrides.select, config.select(), &config.file) {
+        (Some(select), _, _) => (select.as_slice(), None),
+        (None, Some(select), Some(file)) => (select, Some(file.display().to_string())),
+        _ => return,
+    };
     for code in config::preview_only_selections(select) {
-        eprintln!(
-            "warning: `--select {code}` has no effect: {code} is a preview rule; add --preview (or `preview = true` in the configuration) to run it"
-        );
+        match &origin {
+            None => eprintln!(
+                "warning: `--select {code}` has no effect: {code} is a preview rule; add --preview (or `preview = true` in the configuration) to run it"
+            ),
+            Some(file) => eprintln!(
+                "warning: `select` in {file} names {code}, which has no effect: {code} is a preview rule; add `preview = true` there (or --preview) to run it"
+            ),
+        }
     }
 }
 

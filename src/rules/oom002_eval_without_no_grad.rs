@@ -185,6 +185,7 @@ fn shape_check<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
     const SYNTHETIC: &[&str] = &["randn", "rand", "randint", "zeros", "ones", "empty"];
     let source = checker.source();
     let made_up = |arg: Node<'t>| {
+        let arg = tree::unparenthesize(arg);
         let value = match arg.kind() {
             "identifier" => match checker.facts.index().lookup(tree::text(arg, source), arg).map(|b| b.kind) {
                 Some(crate::engine::facts::index::BindingKind::Value(value)) => value,

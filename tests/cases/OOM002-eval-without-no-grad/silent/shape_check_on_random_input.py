@@ -18,3 +18,4 @@ def test():
     net.eval()
     sample = torch.randn(2, 3, 32, 32)
     print(net(sample).shape)
+    print(net((torch.rand(1, 3, 32, 32))).shape)
