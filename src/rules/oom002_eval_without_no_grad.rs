@@ -15,7 +15,7 @@ pub static RULE: Rule = Rule {
     code: "OOM002",
     slug: "eval-without-no-grad",
     default_severity: Severity::Warning,
-    preview: true,
+    preview: false,
     summary: "A forward pass in evaluation code runs without `torch.no_grad()`",
     cost: Cost::Memory {
         figure: Figure::Peak,
