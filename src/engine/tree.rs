@@ -68,6 +68,8 @@ struct ParentIndex {
     parents: HashMap<usize, ffi::TSNode, BuildHasherDefault<IdHasher>>,
     /// The top-level statements indexed so far, by id.
     indexed: HashSet<usize, BuildHasherDefault<IdHasher>>,
+    /// The root's children, in order, once first needed.
+    statements: Option<Vec<ffi::TSNode>>,
 }
 
 impl ParentIndex {
@@ -83,15 +85,29 @@ impl ParentIndex {
         if node.id() == root.id() {
             return None;
         }
-        let statement = root.child_with_descendant(node)?;
-        if statement.id() == node.id() {
-            return Some(root);
+        // By offset among the top-level statements (asking the root for the child that
+        // holds `node` walks its children one by one: quadratic over a long module).
+        let statements = self.statements.get_or_insert_with(|| {
+            let mut cursor = root.walk();
+            root.children(&mut cursor).map(|c| c.into_raw()).collect()
+        });
+        let at = statements.partition_point(|&c| raw(c).start_byte() <= node.start_byte());
+        let candidate = at.checked_sub(1).map(|i| raw(statements[i]));
+        // The candidate by offset, then (for zero-width nodes at a boundary) the root's answer.
+        let by_offset = candidate.filter(|c| c.end_byte() >= node.end_byte());
+        let asked = std::iter::once_with(|| root.child_with_descendant(node)).flatten();
+        for statement in by_offset.into_iter().chain(asked) {
+            if statement.id() == node.id() {
+                return Some(root);
+            }
+            if self.indexed.insert(statement.id()) {
+                index_subtree(statement, &mut self.parents);
+            }
+            if let Some(&parent) = self.parents.get(&node.id()) {
+                return Some(raw(parent));
+            }
         }
-        if !self.indexed.insert(statement.id()) {
-            return None; // indexed already: `node` is not in it
-        }
-        index_subtree(statement, &mut self.parents);
-        self.parents.get(&node.id()).map(|&parent| raw(parent))
+        None
     }
 }
 
@@ -156,7 +172,13 @@ fn with_index<T>(node: Node, f: impl FnOnce(&mut ParentIndex) -> T) -> Option<T>
 /// while it lints a file.
 pub fn index_parents(root: Node<'_>) -> ParentsIndexed<'_> {
     let raw = root.into_raw();
-    let index = ParentIndex { tree: raw.tree, root: raw, parents: HashMap::default(), indexed: HashSet::default() };
+    let index = ParentIndex {
+        tree: raw.tree,
+        root: raw,
+        parents: HashMap::default(),
+        indexed: HashSet::default(),
+        statements: None,
+    };
     let previous = PARENT_INDEX.with_borrow_mut(|slot| slot.replace(index));
     ParentsIndexed { previous, tree: PhantomData }
 }
