@@ -98,6 +98,9 @@ fn incremental_plan(state: &State, uri: &Uri) -> Option<(Range<usize>, isize, Ve
     }
     let (span, delta) = incremental::dirty_span(&document.edits)?;
     let unit = incremental::relinted_range(document.tree.as_ref()?, &document.text, &span)?;
+    if previous.iter().any(|finding| incremental::depends_on_other_text(finding, &unit, delta)) {
+        return None;
+    }
     Some((unit, delta, previous.clone()))
 }
 

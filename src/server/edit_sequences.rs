@@ -122,8 +122,11 @@ fn random_edits_end_in_the_findings_of_a_fresh_lint() {
     let files = sources();
     let (mut relints, mut partial_relints) = (0, 0);
     assert!(files.len() > 50, "the fixtures and test cases are found");
+    // Other seeds explore other edits: OOMLINT_EDIT_SEED=N cargo test --lib edit_sequences.
+    let round: u64 = std::env::var("OOMLINT_EDIT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
     for (number, (path, text)) in files.into_iter().enumerate() {
-        let mut random = Random(0x9e37_79b9_7f4a_7c15 ^ (number as u64 + 1).wrapping_mul(0x1000_0000_01b3));
+        let seed = (number as u64 + 1).wrapping_mul(0x1000_0000_01b3) ^ round.wrapping_mul(0x2545_f491_4f6c_dd1d);
+        let mut random = Random(0x9e37_79b9_7f4a_7c15 ^ seed);
         let uri = Uri::from_file_path(&path).expect("an absolute path");
         let mut state = State::default();
         state.settings.overrides.preview = Some(true);

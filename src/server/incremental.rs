@@ -184,8 +184,9 @@ pub fn dirty_span(edits: &[EditRecord]) -> Option<(Range<usize>, isize)> {
 /// place the reparse changed): `None` for the whole file. The edits must lie inside the
 /// body of one top-level definition, or cover whole top-level definitions (a function
 /// pasted or deleted); the range then also takes in the top-level statements that use a
-/// name defined in it, and theirs in turn, since what a function returns or how it is
-/// called decides findings where it is used.
+/// name defined in it and the definitions it calls, and theirs in turn, since what a
+/// function returns decides findings where it is used, and how it is called decides
+/// findings inside it.
 pub fn relinted_range(tree: &Tree, text: &str, span: &Range<usize>) -> Option<Range<usize>> {
     let root = tree.root_node();
     let mut cursor = root.walk();
@@ -214,6 +215,14 @@ pub fn relinted_range(tree: &Tree, text: &str, span: &Range<usize>) -> Option<Ra
             for at in uses_outside(text, name, &range) {
                 let user = units.iter().find(|u| u.start_byte() <= at && at < u.end_byte())?;
                 grown = grown.start.min(user.start_byte())..grown.end.max(user.end_byte());
+            }
+        }
+        // The definitions the range calls: how a helper is called (once per step, under
+        // `no_grad`) decides its own findings.
+        for unit in units.iter().filter(|u| u.end_byte() <= range.start || range.end <= u.start_byte()) {
+            let whole = unit.byte_range();
+            if defined_names(&units, &whole, text).iter().any(|name| used_inside(text, name, &range)) {
+                grown = grown.start.min(whole.start)..grown.end.max(whole.end);
             }
         }
         if grown == range {
@@ -257,6 +266,14 @@ fn definition_of(member: Node) -> Option<Node> {
     definition(member).filter(|d| d.kind() == "function_definition")
 }
 
+/// Whether `word` occurs as a whole word in `text` inside `range`.
+fn used_inside(text: &str, word: &str, range: &Range<usize>) -> bool {
+    text[range.clone()].match_indices(word).any(|(at, _)| {
+        let (at, end) = (range.start + at, range.start + at + word.len());
+        !text[..at].ends_with(is_word) && !text[end..].starts_with(is_word)
+    })
+}
+
 /// Where `word` occurs as a whole word in `text` outside `range`.
 fn uses_outside<'a>(text: &'a str, word: &'a str, range: &'a Range<usize>) -> impl Iterator<Item = usize> + 'a {
     text.match_indices(word).map(|(at, _)| at).filter(move |&at| {
@@ -264,6 +281,27 @@ fn uses_outside<'a>(text: &'a str, word: &'a str, range: &'a Range<usize>) -> im
         let whole = !text[..at].ends_with(is_word) && !text[end..].starts_with(is_word);
         whole && !(range.start <= at && end <= range.end)
     })
+}
+
+/// Whether a stored finding outside the relinted `unit` (which grew by `delta`) could
+/// have changed with it although its own text did not: its fix edits the unit (an
+/// `import torch` added at the top), its message names a line number the edit may have
+/// moved, or it points at other places.
+pub fn depends_on_other_text(finding: &Diagnostic, unit: &Range<usize>, delta: isize) -> bool {
+    let old_unit_end = (unit.end as isize - delta) as usize;
+    let outside = finding.range.end <= unit.start || finding.range.start >= old_unit_end;
+    let edits_unit = |edit: &crate::fix::Edit| edit.range.start <= old_unit_end && unit.start <= edit.range.end;
+    outside
+        && (finding.fix.as_ref().is_some_and(|fix| fix.edits().iter().any(edits_unit))
+            || names_a_line(&finding.message)
+            || !finding.related.is_empty())
+}
+
+/// "… the loop at line 17 …", "(line 3: …)".
+fn names_a_line(message: &str) -> bool {
+    message
+        .match_indices("line ")
+        .any(|(at, word)| message[at + word.len()..].starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// The stored findings outside the relinted statement (those after it moved by
@@ -341,6 +379,9 @@ mod tests {
         assert_eq!(relinted_range(&tree, text, &(inside..inside + 1)), Some(at("def alone")..text.len() - 1));
         // Inside `helper`: `train` uses it.
         let inside = at("return x");
+        assert_eq!(relinted_range(&tree, text, &(inside..inside + 1)), Some(at("def helper")..at("\n\ndef alone")));
+        // Inside `train`: it calls `helper`.
+        let inside = at("y = helper");
         assert_eq!(relinted_range(&tree, text, &(inside..inside + 1)), Some(at("def helper")..at("\n\ndef alone")));
         // A header, or module-level code: the whole file.
         let header = at("(m):");
