@@ -91,6 +91,9 @@ impl Snapshot {
 /// findings stayed inside top-level definitions and touched nothing that other
 /// statements depend on (`incremental::relinted_range`).
 fn incremental_plan(state: &State, uri: &Uri) -> Option<(Range<usize>, isize, Vec<Diagnostic>)> {
+    if !state.partial_relint {
+        return None;
+    }
     let (_, previous) = state.results.get(uri)?;
     let document = state.documents.get(uri)?;
     if document.edits.is_empty() || document.edits.iter().any(|e| e.risky) {

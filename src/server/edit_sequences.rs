@@ -129,6 +129,7 @@ fn random_edits_end_in_the_findings_of_a_fresh_lint() {
         let mut random = Random(0x9e37_79b9_7f4a_7c15 ^ seed);
         let uri = Uri::from_file_path(&path).expect("an absolute path");
         let mut state = State::default();
+        state.partial_relint = true;
         state.settings.overrides.preview = Some(true);
         state.documents.insert(uri.clone(), Document::new(text, 1));
         relint(&mut state, &uri);
