@@ -268,19 +268,19 @@ fn definition_of(member: Node) -> Option<Node> {
 
 /// Whether `word` occurs as a whole word in `text` inside `range`.
 fn used_inside(text: &str, word: &str, range: &Range<usize>) -> bool {
-    text[range.clone()].match_indices(word).any(|(at, _)| {
-        let (at, end) = (range.start + at, range.start + at + word.len());
-        !text[..at].ends_with(is_word) && !text[end..].starts_with(is_word)
-    })
+    text[range.clone()].match_indices(word).any(|(at, _)| is_whole_word(text, range.start + at, word.len()))
 }
 
 /// Where `word` occurs as a whole word in `text` outside `range`.
 fn uses_outside<'a>(text: &'a str, word: &'a str, range: &'a Range<usize>) -> impl Iterator<Item = usize> + 'a {
-    text.match_indices(word).map(|(at, _)| at).filter(move |&at| {
-        let end = at + word.len();
-        let whole = !text[..at].ends_with(is_word) && !text[end..].starts_with(is_word);
-        whole && !(range.start <= at && end <= range.end)
-    })
+    text.match_indices(word)
+        .map(|(at, _)| at)
+        .filter(move |&at| is_whole_word(text, at, word.len()) && !(range.start <= at && at + word.len() <= range.end))
+}
+
+/// Whether the `len` bytes at `at` are a whole word, not part of a longer name.
+fn is_whole_word(text: &str, at: usize, len: usize) -> bool {
+    !text[..at].ends_with(is_word) && !text[at + len..].starts_with(is_word)
 }
 
 /// Whether a stored finding outside the relinted `unit` (which grew by `delta`) could
