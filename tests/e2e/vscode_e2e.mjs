@@ -1,8 +1,9 @@
 // The VS Code extension in a real VS Code: code-server with the packaged .vsix installed
 // (and no oomlint on PATH, so the bundled binary runs), driven headless through
 // playwright-core in Debian's Chromium. Opens a workspace with a leaky validation loop,
-// waits for the OOM001 finding in the Problems panel, runs its quick fix from the
-// light-bulb menu, saves, and checks the file on disk. Screenshots go to OUT_DIR.
+// shows a memory snapshot of it as inlay hints and a hover, waits for the OOM001 finding in
+// the Problems panel, runs its quick fix from the light-bulb menu, saves, and checks the
+// file on disk. Screenshots go to OUT_DIR.
 //
 // Usage: node tests/e2e/vscode_e2e.mjs CODE_SERVER_DIR EXTENSION.vsix OUT_DIR
 
@@ -41,6 +42,33 @@ fs.mkdirSync(workspace, { recursive: true });
 fs.mkdirSync(outDir, { recursive: true });
 const script = path.join(workspace, "validate.py");
 fs.writeFileSync(script, LEAKY);
+// A CUDA memory snapshot of that script in the allocator's documented layout (a pickle of
+// plain dicts, written by the stdlib's pickle): 96 MiB live at the peak held by the
+// `loss = ...` line, 32 MiB by the `append`.
+const MiB = 1024 * 1024;
+const framesAt = (line) => [
+  { filename: "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line: 1751, name: "_call_impl" },
+  { filename: script, line, name: "validate" },
+];
+const snapshot = {
+  segments: [{
+    device: 0, address: 0x10000000, total_size: 128 * MiB, allocated_size: 128 * MiB, stream: 0,
+    blocks: [
+      { size: 96 * MiB, requested_size: 96 * MiB, state: "active_allocated", frames: framesAt(7) },
+      { size: 32 * MiB, requested_size: 32 * MiB, state: "active_allocated", frames: framesAt(8) },
+    ],
+  }],
+  device_traces: [[
+    { action: "alloc", addr: 0x10000000, size: 96 * MiB, stream: 0, frames: framesAt(7) },
+    { action: "alloc", addr: 0x10000000 + 96 * MiB, size: 32 * MiB, stream: 0, frames: framesAt(8) },
+  ]],
+};
+const pickling = spawnSync(
+  "python3",
+  ["-c", "import json, pickle, sys; pickle.dump(json.load(sys.stdin), open(sys.argv[1], 'wb'))", path.join(workspace, "memory.pickle")],
+  { input: JSON.stringify(snapshot), encoding: "utf8" },
+);
+if (pickling.status !== 0) throw new Error(`writing the snapshot failed: ${pickling.stderr}`);
 // A notebook: the deprecated import in one cell, its use in the next.
 const notebookCell = (source) => ({ cell_type: "code", execution_count: null, metadata: {}, outputs: [], source });
 fs.writeFileSync(
@@ -64,6 +92,7 @@ fs.writeFileSync(
     "editor.lightbulb.enabled": "on",
     // The OOM001/OOM002 findings below may be preview rules: the extension's setting turns them on.
     "oomlint.preview": true,
+    "oomlint.snapshot": "memory.pickle",
   }),
 );
 // No oomlint on PATH: the extension must fall back to the binary it bundles.
@@ -162,6 +191,28 @@ try {
   await page.locator(".monaco-editor .view-lines", { hasText: "losses.append(loss)" }).waitFor({ timeout: 30_000 });
   step("script open");
 
+  // The snapshot's heaviest lines carry inlay hints at their ends; the hover breaks one down.
+  const hint = page.locator(".monaco-editor .view-lines", { hasText: "96.00 MiB at peak" });
+  await hint.waitFor({ timeout: 60_000 });
+  // Editors render spaces as non-breaking ones.
+  const shown = (await page.locator(".monaco-editor .view-lines").innerText()).replace(/\s+/g, " ");
+  if (!shown.includes("32.00 MiB at peak")) throw new Error(`the append line has no hint:\n${shown}`);
+  await page.keyboard.press("Control+G");
+  await page.keyboard.type("7:10");
+  await page.keyboard.press("Enter");
+  const hover = page.locator(".monaco-hover", { hasText: "at peak" });
+  await poll("the snapshot hover", async () => {
+    await page.keyboard.press("Control+K");
+    await page.keyboard.press("Control+I");
+    await page.waitForTimeout(500);
+    return hover.first().isVisible();
+  }, 30_000);
+  const hoverText = (await hover.first().innerText()).replace(/\s+/g, " ");
+  if (!hoverText.includes("96.00 MiB") || !hoverText.includes("validate")) throw new Error(`unexpected hover: ${hoverText}`);
+  await page.screenshot({ path: path.join(outDir, "vscode-snapshot-hints.png") });
+  await page.keyboard.press("Escape");
+  step("the snapshot shows as inlay hints and a hover");
+
   // The finding in the Problems panel.
   await page.keyboard.press("Control+Shift+M");
   const problem = page.locator(".markers-panel .monaco-list-row", { hasText: "OOM001" }).first();
@@ -200,6 +251,12 @@ try {
   await poll("the finding to clear", async () => (await problem.count()) === 0, 30_000);
   await page.screenshot({ path: path.join(outDir, "vscode-fixed.png") });
   step("quick fix applied, saved, and the finding cleared");
+  // The fixed line no longer matches the snapshot: its hint goes, the other line's stays.
+  await poll("the fixed line's hint to go", async () => {
+    const text = (await page.locator(".monaco-editor .view-lines").innerText()).replace(/\s+/g, " ");
+    return text.includes("96.00 MiB at peak") && !text.includes("32.00 MiB at peak");
+  }, 30_000);
+  step("the edited line's snapshot hint went");
 
   // A notebook: its cells are linted together, the finding shows on the cell that uses
   // what another cell imported.
