@@ -218,7 +218,7 @@ fn as_text(report: &Report, findings: &[Vec<LineFinding>], name: &str) -> String
     }
     if report.no_stack_bytes > 0 {
         out.push_str(&format!(
-            "  {:>10}        no stack recorded (allocated before recording began)\n",
+            "  {:>10}        no stack recorded (allocated before recording began, or modelled: see by category)\n",
             human(report.no_stack_bytes as f64)
         ));
     }

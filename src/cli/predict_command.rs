@@ -44,6 +44,10 @@ pub struct PredictArgs {
     /// scripts/ensure-venv creates, else python3).
     #[arg(long)]
     pub python: Option<PathBuf>,
+    /// Also write the step at --batch-size as a CUDA memory snapshot (a .pickle that
+    /// `oomlint explain`, its --plot and the editor's snapshot hints read).
+    #[arg(long, value_name = "FILE.pickle")]
+    pub snapshot: Option<PathBuf>,
     /// Seconds the prediction (every batch size tried) may take.
     #[arg(long, default_value_t = 600)]
     pub timeout: u64,
@@ -89,10 +93,15 @@ fn predict(args: &PredictArgs) -> Result<Prediction, String> {
     if let Some(amp) = args.amp {
         argv.extend(["--amp".to_owned(), if amp == Amp::Fp16 { "fp16" } else { "bf16" }.to_owned()]);
     }
+    argv.extend(predict::modelled_components());
     if let Some(card) = &card {
-        let usable = card.bytes * (1.0 - card.margin / 100.0);
-        argv.extend(["--budget".to_owned(), (usable as u64).to_string()]);
-        argv.extend(["--backward-extra".to_owned(), (predict::gpu_only_bytes(true) as u64).to_string()]);
+        argv.extend(["--budget".to_owned(), (card.usable() as u64).to_string()]);
+    }
+    if let Some(snapshot) = &args.snapshot {
+        argv.extend([
+            "--snapshot".to_owned(),
+            std::path::absolute(snapshot).unwrap_or(snapshot.clone()).display().to_string(),
+        ]);
     }
     let record = runner.predict(&argv).map_err(|e| match e {
         RunError::Spawn(why) => format!("cannot run Python `{}`: {why}", runner.python().display()),

@@ -1,10 +1,11 @@
 //! `oomlint predict`: one training step of the user's, run on the emulated CUDA device
 //! (`predict_runner.py`, `fake_cuda.py`), read back as a [`Prediction`] and rendered.
 
-use super::plan::GPU_WORKSPACE_MIB;
+use super::plan::{CUDNN_FP16_WORKSPACE_MIB_PER_SAMPLE, GPU_WORKSPACE_MIB};
 use super::{MIB, format_mib};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use std::collections::BTreeMap;
 
 /// Cards `--gpu` knows, with the memory each has (nominal sizes; `--gpu-memory` takes
 /// the exact figure `nvidia-smi` reports).
@@ -37,6 +38,10 @@ pub struct StepRecord {
     pub batch_size: u64,
     pub peak_bytes: u64,
     pub by_category: serde_json::Map<String, serde_json::Value>,
+    /// What a GPU holds that the emulation does not allocate, by component (modelled, see
+    /// [`modelled_components`]).
+    #[serde(default)]
+    pub gpu_only: BTreeMap<String, u64>,
     pub lines: Vec<LineShare>,
     /// Whether the step ran a backward pass (then a GPU also holds cuBLAS's workspace).
     pub backward: bool,
@@ -71,17 +76,32 @@ pub struct Card {
 }
 
 impl Card {
-    /// What the step may reach on this card: its memory less the margin, less the
-    /// GPU-only workspace the emulation does not allocate.
-    pub fn budget(&self, backward: bool) -> f64 {
-        self.bytes * (1.0 - self.margin / 100.0) - gpu_only_bytes(backward)
+    /// What the step may reach on this card: its memory less the margin.
+    pub fn usable(&self) -> f64 {
+        self.bytes * (1.0 - self.margin / 100.0)
     }
 }
 
-/// cuBLAS's workspace, which a GPU allocates at the first backward pass and no emulation
-/// sees (16.5 MiB in the published reference runs; see `plan::GPU_WORKSPACE_MIB`).
-pub fn gpu_only_bytes(backward: bool) -> f64 {
-    if backward { GPU_WORKSPACE_MIB * MIB } else { 0.0 }
+/// The runner's arguments sizing what a GPU holds and no emulation allocates (the
+/// reference table's figures, `plan.rs`): cuBLAS's workspace once a step runs a backward
+/// pass, and cuDNN's fp16 convolution workspace per sample when it runs fp16 convolutions
+/// (fitted on the reference network; for other networks a model, not a measurement).
+pub fn modelled_components() -> [String; 4] {
+    [
+        "--cublas-workspace".into(),
+        ((GPU_WORKSPACE_MIB * MIB) as u64).to_string(),
+        "--cudnn-fp16-workspace-per-sample".into(),
+        ((CUDNN_FP16_WORKSPACE_MIB_PER_SAMPLE * MIB) as u64).to_string(),
+    ]
+}
+
+/// How a modelled component is named in the report.
+fn component_label(name: &str) -> String {
+    match name {
+        "cublas_workspace" => "cuBLAS workspace (modelled)".into(),
+        "cudnn_fp16_workspace" => "cuDNN fp16 conv workspace (modelled)".into(),
+        other => format!("{} (modelled)", other.replace('_', " ")),
+    }
 }
 
 /// The prediction: the step's record, held against a card when one was given.
@@ -92,19 +112,21 @@ pub struct Prediction {
 }
 
 impl Prediction {
-    /// The peak a GPU's `max_memory_allocated()` would show: the emulated peak plus cuBLAS's
-    /// workspace after a backward pass.
+    /// The peak a GPU's `max_memory_allocated()` would show: the emulated peak plus the
+    /// modelled GPU-only components.
     pub fn peak_bytes(&self) -> f64 {
-        self.step.peak_bytes as f64 + gpu_only_bytes(self.step.backward)
+        (self.step.peak_bytes + self.step.gpu_only.values().sum::<u64>()) as f64
     }
 
     pub fn fits(&self) -> Option<bool> {
-        self.card.as_ref().map(|card| self.peak_bytes() <= card.bytes * (1.0 - card.margin / 100.0))
+        self.card.as_ref().map(|card| self.peak_bytes() <= card.usable())
     }
 
     pub fn to_json(&self) -> serde_json::Value {
         let mut by_category = self.step.by_category.clone();
-        by_category.insert("cublas_workspace".into(), json!(gpu_only_bytes(self.step.backward) as u64));
+        for (name, bytes) in &self.step.gpu_only {
+            by_category.insert(name.clone(), json!(bytes));
+        }
         json!({
             "target": self.target,
             "batch_size": self.step.batch_size,
@@ -144,9 +166,7 @@ impl Prediction {
             .filter(|(_, bytes)| *bytes > 0.0)
             .collect();
         categories.sort_by(|a, b| b.1.total_cmp(&a.1));
-        if step.backward {
-            categories.push(("cuBLAS workspace (modelled)".into(), gpu_only_bytes(true)));
-        }
+        categories.extend(step.gpu_only.iter().map(|(name, bytes)| (component_label(name), *bytes as f64)));
         let total = self.peak_bytes().max(1.0);
         for (name, bytes) in &categories {
             text.push_str(&format!("  {name:<28} {:>12}  {:>5.1}%\n", format_mib(*bytes), 100.0 * bytes / total));
@@ -168,7 +188,7 @@ impl Prediction {
             ));
         }
         if let Some(card) = &self.card {
-            let usable = card.bytes * (1.0 - card.margin / 100.0);
+            let usable = card.usable();
             let verdict = if self.fits() == Some(true) { "fits" } else { "does not fit" };
             text.push_str(&format!(
                 "\n{verdict} {}: {} of {} usable ({} less {}% kept free)\n",
@@ -182,9 +202,7 @@ impl Prediction {
                 Some(0) => text.push_str("largest batch that fits: none (not even one sample)\n"),
                 Some(batch) => {
                     let peak = step.runs.iter().find(|r| r.batch_size == batch).map(|r| r.peak_bytes as f64);
-                    let at = peak
-                        .map(|p| format!(" (peak {})", format_mib(p + gpu_only_bytes(step.backward))))
-                        .unwrap_or_default();
+                    let at = peak.map(|p| format!(" (peak {})", format_mib(p))).unwrap_or_default();
                     text.push_str(&format!("largest batch that fits: {batch}{at}\n"));
                 }
                 None => {}
@@ -215,9 +233,8 @@ mod tests {
     }
 
     #[test]
-    fn the_budget_keeps_the_margin_and_the_gpu_only_workspace_free() {
+    fn the_card_keeps_its_margin_free() {
         let card = Card { label: "card".into(), bytes: 1000.0 * MIB, margin: 10.0 };
-        assert_eq!(card.budget(false), 900.0 * MIB);
-        assert_eq!(card.budget(true), (900.0 - GPU_WORKSPACE_MIB) * MIB);
+        assert_eq!(card.usable(), 900.0 * MIB);
     }
 }

@@ -2,7 +2,8 @@
 record of what it would allocate: `oomlint predict FILE.py:FUNCTION --batch-size N`.
 
 Usage: python predict_runner.py --file FILE --function NAME --batch-size N
-           [--amp fp16|bf16] [--budget BYTES]
+           [--amp fp16|bf16] [--budget BYTES] [--cublas-workspace BYTES]
+           [--cudnn-fp16-workspace-per-sample BYTES] [--snapshot PATH]
 
 The convention: FUNCTION takes the batch size (`def step(batch_size): ...`), builds the
 model, the optimizer and a batch, and runs one training step (forward, backward, optimizer
@@ -20,9 +21,20 @@ backward), temporary (made inside backward or the optimizer step, none of the ab
 (the batch, outputs not saved for backward, ...). The peak is the most bytes live at once;
 its split is what was live at that moment.
 
-With --budget, the largest batch whose peak stays within it is searched (peaks are nearly
-linear in the batch: a line through two runs proposes the answer, runs on each side of it
-confirm it, bisection otherwise).
+What a GPU holds that no emulation allocates is added as modelled components, sized by
+the caller (see `plan.rs`): cuBLAS's workspace once the step runs a backward pass, and
+cuDNN's fp16 convolution workspace, per sample, when the step runs fp16 convolutions.
+
+With --budget, the largest batch whose peak (modelled components included) stays within
+it is searched (peaks are nearly linear in the batch: a line through two runs proposes the
+answer, runs on each side of it confirm it, bisection otherwise).
+
+With --snapshot, the step at --batch-size is also written as a CUDA memory snapshot (the
+layout `torch.cuda.memory._dump_snapshot()` writes: a trace of alloc / free events with
+the user's frames and each allocation's category, and the segments live at the end), so
+`oomlint explain`, its chart and the editor's hints read a prediction like a GPU's
+snapshot. Each allocation gets a segment of its own: the prediction does not model how
+the caching allocator packs blocks, so it shows no fragmentation.
 
 Exit status: 0 with a record; 3 when PyTorch is missing; 4 when the user's code cannot be
 predicted (no such function, it raised, it needs real data, host memory ran out): the
@@ -36,7 +48,9 @@ import json
 import linecache
 import os
 import pathlib
+import pickle
 import sys
+import sysconfig
 import time
 import traceback
 import weakref
@@ -84,13 +98,28 @@ class UserCodeError(Exception):
     """The user's code cannot be predicted; the message is the one line to print."""
 
 
+CONVOLUTIONS = {
+    torch.ops.aten.convolution.default,
+    torch.ops.aten.convolution_backward.default,
+    torch.ops.aten.cudnn_convolution.default,
+}
+
+# Frames that are not the user's: the runner's own, PyTorch's and the standard library's.
+NOT_USER_DIRS = tuple(
+    os.path.join(os.path.realpath(d), "")
+    for d in (os.path.dirname(os.path.abspath(__file__)), os.path.dirname(torch.__file__), sysconfig.get_paths()["stdlib"])
+)
+
+
 class StepRecorder(TorchDispatchMode):
     """Records every CUDA storage an operator produces: when it was made and freed, its
-    size, the line of the user's file that made it, and (later) what it turned out to be."""
+    size, the line of the user's file that made it, and (later) what it turned out to be.
+    With `stacks`, also the user's frames at each allocation (for the snapshot)."""
 
-    def __init__(self, user_file):
+    def __init__(self, user_file, stacks=False):
         super().__init__()
         self.user_file = user_file
+        self.stacks = [] if stacks else None
         self.events = []  # (+1 | -1, allocation id)
         self.sizes = []
         self.lines = []
@@ -98,10 +127,13 @@ class StepRecorder(TorchDispatchMode):
         self.categories = {}  # allocation id -> category decided after the fact
         self.live_ids = {}  # storage key -> allocation id
         self.phase = "forward"
+        self.fp16_convolutions = False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if func is torch.ops.aten._local_scalar_dense.default:
             return shim_scalar(args[0])
+        if func in CONVOLUTIONS and isinstance(args[0], torch.Tensor) and args[0].dtype == torch.float16:
+            self.fp16_convolutions = True
         out = func(*args, **(kwargs or {}))
         for value in tree_flatten(out)[0]:
             if isinstance(value, torch.Tensor):
@@ -119,6 +151,8 @@ class StepRecorder(TorchDispatchMode):
         self.live_ids[key] = allocation
         self.sizes.append(-(-storage.nbytes() // ALLOCATOR_ROUNDING) * ALLOCATOR_ROUNDING)
         self.lines.append(self.user_line())
+        if self.stacks is not None:
+            self.stacks.append(user_frames())
         self.phases.append(self.phase)
         self.events.append((1, allocation))
         weakref.finalize(storage, self.release, key, allocation)
@@ -135,6 +169,15 @@ class StepRecorder(TorchDispatchMode):
                 return frame.f_lineno
             frame = frame.f_back
         return None
+
+    def gpu_only(self, batch_size, options):
+        """The modelled components a GPU would hold on top of this step's allocations."""
+        components = {}
+        if any(phase == "backward" for phase in self.phases):
+            components["cublas_workspace"] = options.cublas_workspace
+        if self.fp16_convolutions:
+            components["cudnn_fp16_workspace"] = options.cudnn_fp16_workspace_per_sample * batch_size
+        return {name: size for name, size in components.items() if size > 0}
 
     def mark(self, tensor, category):
         """Names what a live tensor's storage is (the first name given sticks, except that
@@ -167,6 +210,71 @@ class StepRecorder(TorchDispatchMode):
             else:
                 alive.discard(allocation)
         return peak, alive, live
+
+
+def user_frames():
+    """The stack outside PyTorch, the standard library and this runner, innermost first,
+    as the allocator's snapshots record frames."""
+    frames = []
+    frame = sys._getframe(3)
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if not path.startswith("<") and not os.path.realpath(path).startswith(NOT_USER_DIRS):
+            frames.append({"filename": path, "line": frame.f_lineno, "name": frame.f_code.co_name})
+        frame = frame.f_back
+    return frames
+
+
+def write_snapshot(recorder, gpu_only, path):
+    """The step as a CUDA memory snapshot (see the module's docstring), written whole or
+    not at all. The modelled components are allocations without frames, held from the
+    step's first allocation to its end: the predicted peak counts them whenever it falls."""
+    trace, live, addresses = [], {}, {}
+    next_address = 0x7F0000000000
+
+    def alloc(key, size, frames, category):
+        nonlocal next_address
+        address, next_address = next_address, next_address + size
+        addresses[key] = address
+        live[key] = (size, frames)
+        for action in ("segment_alloc", "alloc"):
+            trace.append({"action": action, "addr": address, "size": size, "stream": 0, "frames": frames, "category": category})
+
+    for sign, allocation in recorder.events:
+        if recorder.sizes[allocation] == 0:
+            continue  # holds no memory (the allocator hands out no block for it)
+        if sign > 0:
+            if not addresses:
+                for name, size in gpu_only.items():
+                    alloc(name, size, [], name)
+            alloc(allocation, recorder.sizes[allocation], recorder.stacks[allocation], recorder.category(allocation))
+        else:
+            size, frames = live.pop(allocation)
+            for action in ("free_requested", "free_completed", "segment_free"):
+                trace.append({"action": action, "addr": addresses[allocation], "size": size, "stream": 0, "frames": frames})
+    segments = [
+        {
+            "device": 0,
+            "address": addresses[key],
+            "total_size": size,
+            "allocated_size": size,
+            "active_size": size,
+            "requested_size": size,
+            "stream": 0,
+            "segment_type": "large",
+            "blocks": [{"size": size, "requested_size": size, "state": "active_allocated", "frames": frames}],
+        }
+        for key, (size, frames) in live.items()
+    ]
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(temporary, "wb") as out:
+            pickle.dump({"segments": segments, "device_traces": [trace]}, out, protocol=4)
+        os.replace(temporary, path)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        fail(f"cannot write the snapshot {path}: {error.strerror or error}")
 
 
 def install_marks(recorders):
@@ -287,9 +395,10 @@ def main():
     parser.add_argument("--batch-size", type=int, required=True)
     parser.add_argument("--amp", choices=["fp16", "bf16"])
     parser.add_argument("--budget", type=int)
-    # What a GPU adds after a backward pass that the emulation does not allocate (cuBLAS's
-    # workspace): kept out of the budget when the step runs one.
-    parser.add_argument("--backward-extra", type=int, default=0)
+    # What a GPU holds that the emulation does not allocate (see `plan.rs`).
+    parser.add_argument("--cublas-workspace", type=int, default=0)
+    parser.add_argument("--cudnn-fp16-workspace-per-sample", type=int, default=0)
+    parser.add_argument("--snapshot")
     options = parser.parse_args()
     user_file = str(options.file.resolve())
     sys.path.insert(0, str(options.file.resolve().parent))
@@ -318,8 +427,8 @@ def main():
             listed = ", ".join(defined) if defined else "none"
             fail(f"{options.file} has no function `{options.function}` (functions defined there: {listed})")
 
-        def run(batch_size):
-            recorder = StepRecorder(user_file)
+        def run(batch_size, stacks=False):
+            recorder = StepRecorder(user_file, stacks)
             recorders.append(recorder)
             autocast = (
                 torch.autocast("cuda", dtype=torch.float16 if options.amp == "fp16" else torch.bfloat16)
@@ -342,21 +451,29 @@ def main():
             return recorder
 
         try:
-            recorder = run(options.batch_size)
+            recorder = run(options.batch_size, stacks=options.snapshot is not None)
             peak, alive, end = recorder.peak()
+            gpu_only = recorder.gpu_only(options.batch_size, options)
             record = {
                 "batch_size": options.batch_size,
                 "peak_bytes": peak,
                 "end_bytes": end,
                 "by_category": split_by_category(recorder, alive),
+                "gpu_only": gpu_only,
                 "lines": split_by_line(recorder, alive, user_file),
                 "backward": any(phase == "backward" for phase in recorder.phases),
-                "runs": [{"batch_size": options.batch_size, "peak_bytes": peak}],
+                "runs": [{"batch_size": options.batch_size, "peak_bytes": peak + sum(gpu_only.values())}],
             }
+            if options.snapshot is not None:
+                write_snapshot(recorder, gpu_only, options.snapshot)
             if options.budget is not None:
-                budget = options.budget - (options.backward_extra if record["backward"] else 0)
+
+                def peak_with_gpu_only(batch_size):
+                    tried = run(batch_size)
+                    return tried.peak()[0] + sum(tried.gpu_only(batch_size, options).values())
+
                 record["max_batch_size"] = largest_batch(
-                    lambda b: run(b).peak()[0], options.batch_size, peak, budget, record["runs"]
+                    peak_with_gpu_only, options.batch_size, record["runs"][0]["peak_bytes"], options.budget, record["runs"]
                 )
         except UserCodeError as error:
             fail(str(error))
