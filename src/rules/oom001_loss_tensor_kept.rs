@@ -152,10 +152,17 @@ fn outlives_step<'t>(checker: &Checker<'_, 't>, container: Node<'t>, step: Optio
     let Some(scope) = index.scope_chain(root).into_iter().find(|s| !index.bindings_in(*s, name).is_empty()) else {
         return false; // never bound here: cannot tell
     };
-    // A list local to one call, filled once per component (each text encoder, each
-    // layer, each box) rather than once per batch or step, lives as long as the call:
-    // what the caller does with it is the caller's cost.
-    if function.is_some_and(|f| f.id() == scope.id()) {
+    // A list of the store's own scope (local to one call, or a module-level name filled
+    // at module level), filled once per component (each text encoder, each layer, each
+    // network) rather than once per batch or step, does not grow across steps: a leak
+    // needs a step loop that the list survives. A list made anew each epoch and filled
+    // over the networks holds one entry per network, however long training runs. A
+    // global filled inside a function is not the store's own: each call may be a step.
+    let own_scope = match function {
+        Some(f) => f.id() == scope.id(),
+        None => scope.kind() == "module",
+    };
+    if own_scope {
         // The loops the list survives: those around the store that do not make it anew.
         let fresh: Vec<Node> = index
             .bindings_in(scope, name)
