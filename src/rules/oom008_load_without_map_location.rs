@@ -204,6 +204,22 @@ fn file_saves_from_cpu(checker: &Checker) -> bool {
         })
 }
 
+/// The file itself writes this path (`torch.save(net, "net.pkl")` in one function,
+/// `torch.load("net.pkl")` in another) and never puts anything on an accelerator (no
+/// `cuda`, `.to(`, `device` or `mps` anywhere in it): what it saved, and so what it loads
+/// back, is on the CPU.
+fn cpu_only_file_writes_it(checker: &Checker, target: Node) -> bool {
+    let source = checker.source();
+    if ["cuda", ".to(", "device", "mps", "xla"].iter().any(|word| source.contains(word)) {
+        return false;
+    }
+    let path = tree::text(target, source);
+    checker.facts.calls_named(&["save"], checker.facts.root).into_iter().any(|save| {
+        tree::text(save, source).starts_with("torch.save")
+            && tree::positional_args(save).get(1).is_some_and(|saved_to| tree::text(*saved_to, source) == path)
+    })
+}
+
 /// Constructors of in-memory buffers and temporary files.
 const IN_MEMORY: &[&str] = &["BytesIO", "TemporaryFile", "NamedTemporaryFile", "SpooledTemporaryFile"];
 
@@ -233,6 +249,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
         || loads_a_data_cache(checker, call, target)
         || other_branch_maps_to_cpu(checker, call)
         || file_saves_from_cpu(checker)
+        || cpu_only_file_writes_it(checker, target)
     {
         return;
     }
