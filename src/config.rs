@@ -148,11 +148,35 @@ impl Config {
     pub fn preview(&self, overrides: &Overrides) -> bool {
         overrides.preview.or(self.preview).unwrap_or(false)
     }
+
+    /// The preview rules that `select` names by code while preview is off: as in ruff,
+    /// they run nothing, which deserves a warning rather than silence. The `select` in
+    /// force is the command line's (or the editor's), else this file's.
+    pub fn inert_preview_selections<'a>(&'a self, overrides: &'a Overrides) -> Vec<InertSelection<'a>> {
+        if self.preview(overrides) {
+            return Vec::new();
+        }
+        let (select, file) = match (&overrides.select, &self.select, &self.file) {
+            (Some(select), _, _) => (select, None),
+            (None, Some(select), Some(file)) => (select, Some(file.as_path())),
+            _ => return Vec::new(),
+        };
+        preview_only_selections(select).into_iter().map(|code| InertSelection { code, file }).collect()
+    }
+}
+
+/// A preview rule selected by its code while preview is off (see
+/// `Config::inert_preview_selections`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InertSelection<'a> {
+    pub code: &'a str,
+    /// The configuration file whose `select` names it; `None`: the command line or editor.
+    pub file: Option<&'a Path>,
 }
 
 /// The selectors that name a preview rule by its exact code: they select nothing while
-/// preview is off, which deserves a warning rather than silence.
-pub fn preview_only_selections(selectors: &[String]) -> Vec<&str> {
+/// preview is off.
+fn preview_only_selections(selectors: &[String]) -> Vec<&str> {
     selectors
         .iter()
         .filter(|sel| RULES.iter().any(|r| r.preview && r.code == sel.as_str()))

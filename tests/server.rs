@@ -109,6 +109,28 @@ impl Session {
         tokio::time::timeout(Duration::from_secs(10), wait).await.unwrap_or_else(|_| panic!("no {method}"))
     }
 
+    /// The messages shown to the user (`window/showMessage`) until the next diagnostics
+    /// published for `uri`.
+    async fn shown_until_diagnostics(&mut self, uri: &str) -> Vec<Value> {
+        let mut shown = Vec::new();
+        let wait = async {
+            loop {
+                let message = self.from_server.recv().await.expect("server still running");
+                let method = message.method().to_string();
+                let params = message.into_parts().2.unwrap_or(Value::Null);
+                match method.as_str() {
+                    "window/showMessage" => shown.push(params),
+                    "textDocument/publishDiagnostics" if params["uri"] == uri => return,
+                    _ => {}
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), wait)
+            .await
+            .unwrap_or_else(|_| panic!("no diagnostics for {uri}"));
+        shown
+    }
+
     /// The next diagnostics published for `uri`.
     async fn diagnostics(&mut self, uri: &str) -> Value {
         loop {
@@ -267,6 +289,44 @@ async fn preview_setting_runs_the_preview_rules() {
         s.notify("workspace/didChangeConfiguration", json!({"settings": {"oomlint": {"preview": true}}})).await;
         assert!(found(&s.diagnostics(&uri).await), "{} with preview on", rule.code);
     }
+}
+
+/// A preview rule named in `select` while preview is off runs nothing: the editor says so,
+/// once per change of the settings or of the configuration file, as `check` does.
+#[tokio::test]
+async fn selecting_a_preview_rule_without_preview_is_shown_once_per_change() {
+    let code = oomlint::rules::RULES.iter().find(|r| r.preview).expect("a preview rule").code;
+    let warning = |shown: &[Value], origin: &str| {
+        assert_eq!(shown.len(), 1, "{shown:?}");
+        let text = shown[0]["message"].as_str().unwrap();
+        assert_eq!(shown[0]["type"], 2, "a warning: {text}");
+        assert!(text.contains(code) && text.contains("preview") && text.contains(origin), "{text}");
+    };
+
+    // Selected by the editor's settings.
+    let mut s = Session::start(json!({}), json!({"debounceMs": 0, "preview": false, "select": [code]})).await;
+    let first = s.open("first.py", AMP).await;
+    warning(&s.shown_until_diagnostics(&first).await, "`select` setting");
+    let second = s.open("second.py", AMP).await;
+    assert_eq!(s.shown_until_diagnostics(&second).await, Vec::<Value>::new(), "shown once");
+    s.notify("workspace/didChangeConfiguration", json!({"settings": {"oomlint": {"preview": true}}})).await;
+    assert_eq!(s.shown_until_diagnostics(&first).await, Vec::<Value>::new(), "preview on: the rule runs");
+    s.notify("workspace/didChangeConfiguration", json!({"settings": {"oomlint": {"preview": false}}})).await;
+    warning(&s.shown_until_diagnostics(&first).await, "`select` setting");
+
+    // Selected by the project's configuration file, then preview turned on there (the
+    // client leaves preview to the file: `null`).
+    let config = ("oomlint.toml", format!("select = [\"{code}\"]\n"));
+    let mut s =
+        Session::start_with_files(&[(config.0, &config.1)], json!({}), json!({"debounceMs": 0, "preview": null})).await;
+    let s_uri = s.uri("oomlint.toml");
+    let first = s.open("first.py", AMP).await;
+    warning(&s.shown_until_diagnostics(&first).await, "oomlint.toml");
+    let second = s.open("second.py", AMP).await;
+    assert_eq!(s.shown_until_diagnostics(&second).await, Vec::<Value>::new(), "shown once");
+    std::fs::write(s.dir.path().join("oomlint.toml"), format!("{}preview = true\n", config.1)).unwrap();
+    s.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": s_uri, "type": 2}]})).await;
+    assert_eq!(s.shown_until_diagnostics(&first).await, Vec::<Value>::new(), "preview on in the file");
 }
 
 #[tokio::test]

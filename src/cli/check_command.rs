@@ -216,21 +216,15 @@ fn overrides(args: &CheckArgs) -> Result<Overrides, String> {
 fn warn_preview_selections(overrides: &Overrides, resolver: &mut ConfigResolver) {
     let cwd = std::path::absolute(".").unwrap_or_default();
     let Ok(config) = resolver.for_directory(&cwd) else { return };
-    if config.preview(overrides) {
-        return;
-    }
-    let (select, origin) = match (&overrides.select, config.select(), &config.file) {
-        (Some(select), _, _) => (select.as_slice(), None),
-        (None, Some(select), Some(file)) => (select, Some(file.display().to_string())),
-        _ => return,
-    };
-    for code in config::preview_only_selections(select) {
-        match &origin {
+    for inert in config.inert_preview_selections(overrides) {
+        let code = inert.code;
+        match inert.file {
             None => eprintln!(
                 "warning: `--select {code}` has no effect: {code} is a preview rule; add --preview (or `preview = true` in the configuration) to run it"
             ),
             Some(file) => eprintln!(
-                "warning: `select` in {file} names {code}, which has no effect: {code} is a preview rule; add `preview = true` there (or --preview) to run it"
+                "warning: `select` in {} names {code}, which has no effect: {code} is a preview rule; add `preview = true` there (or --preview) to run it",
+                file.display()
             ),
         }
     }

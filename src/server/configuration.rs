@@ -20,6 +20,8 @@ impl Backend {
             state.settings.updated(&params.settings).map(|settings| {
                 let snapshot_changed = settings.snapshot != before;
                 state.settings = settings;
+                // New settings may select preview rules anew: their warning is shown again.
+                state.shown_errors.clear();
                 snapshot_changed
             })
         };

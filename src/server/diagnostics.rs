@@ -36,8 +36,9 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// The target as it is now, and a configuration error to show once.
-    pub fn take(state: &mut State, target: &Target) -> Option<(Snapshot, Option<String>)> {
+    /// The target as it is now, and what to tell the user about the configuration (each
+    /// message once).
+    pub fn take(state: &mut State, target: &Target) -> Option<(Snapshot, Vec<(MessageType, String)>)> {
         let members: Vec<(Uri, i32, String)> = state
             .members(target)?
             .into_iter()
@@ -54,12 +55,12 @@ impl Snapshot {
             }
         };
         let path = target.path();
-        let (settings, error) = state.rule_settings(&path);
+        let (settings, notices) = state.rule_settings(&path);
         let incremental = match target {
             Target::File(uri) => incremental_plan(state, uri),
             Target::Notebook(_) => None,
         };
-        Some((Snapshot { members, source, tree, path, settings, incremental }, error))
+        Some((Snapshot { members, source, tree, path, settings, incremental }, notices))
     }
 
     /// Whether only part of the file is relinted.
@@ -116,15 +117,15 @@ pub async fn lint(
     target: &Target,
     expected: Option<i32>,
 ) -> Option<Published> {
-    let (snapshot, error) = {
+    let (snapshot, notices) = {
         let mut state = lock(state);
         if expected.is_some_and(|v| state.version_of(target) != Some(v)) {
             return None;
         }
         Snapshot::take(&mut state, target)?
     };
-    if let Some(message) = error {
-        client.show_message(MessageType::ERROR, message).await;
+    for (kind, message) in notices {
+        client.show_message(kind, message).await;
     }
     let members = snapshot.members.clone();
     let found = tokio::task::spawn_blocking(move || snapshot.lint()).await.ok()?;

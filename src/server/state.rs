@@ -8,13 +8,13 @@ use super::position::Encoding;
 use super::rule_docs::DocsLinks;
 use super::settings::ClientSettings;
 use super::workspace::Workspace;
-use crate::config::{Config, ConfigResolver};
+use crate::config::{Config, ConfigResolver, InertSelection};
 use crate::diagnostic::Diagnostic;
 use crate::engine::{Project, RuleSettings};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-use tower_lsp_server::ls_types::{TextDocumentItem, Uri};
+use tower_lsp_server::ls_types::{MessageType, TextDocumentItem, Uri};
 
 #[derive(Default)]
 pub struct State {
@@ -26,7 +26,8 @@ pub struct State {
     /// The last configuration that loaded, per directory: in force while a broken
     /// edit of it is being fixed.
     last_good: HashMap<PathBuf, Arc<Config>>,
-    /// Configuration errors already shown, so each is shown once.
+    /// Configuration errors and warnings already shown, so each is shown once until the
+    /// configuration or the client's settings change.
     pub shown_errors: HashSet<String>,
     pub pull_diagnostics: bool,
     /// The client accepts a registration for config file changes.
@@ -126,27 +127,49 @@ impl State {
         self.shown_errors.clear();
     }
 
-    /// The rule settings for `path` (`None` when the client disabled linting), and a
-    /// configuration error to show once.
-    pub fn rule_settings(&mut self, path: &Path) -> (Option<RuleSettings>, Option<String>) {
+    /// The rule settings for `path` (`None` when the client disabled linting), and what to
+    /// tell the user about the configuration, each message once: an error in a
+    /// configuration file, or a preview rule that `select` names while preview is off.
+    pub fn rule_settings(&mut self, path: &Path) -> (Option<RuleSettings>, Vec<(MessageType, String)>) {
         if !self.settings.enable {
-            return (None, None);
+            return (None, Vec::new());
         }
         let directory = path.parent().unwrap_or(Path::new("/")).to_path_buf();
-        let (config, error) = match self.resolver.for_directory(&directory) {
+        let mut notices = Vec::new();
+        let config = match self.resolver.for_directory(&directory) {
             Ok(config) => {
                 self.last_good.insert(directory, config.clone());
-                (config, None)
+                config
             }
             Err(e) => {
                 let message = format!("oomlint: {e} (the last good configuration stays in force)");
-                let fresh = self.shown_errors.insert(message.clone());
-                let config = self.last_good.get(&directory).cloned().unwrap_or_default();
-                (config, fresh.then_some(message))
+                notices.push((MessageType::ERROR, message));
+                self.last_good.get(&directory).cloned().unwrap_or_default()
             }
         };
+        for inert in config.inert_preview_selections(&self.settings.overrides) {
+            notices.push((MessageType::WARNING, inert_selection_message(&inert)));
+        }
+        notices.retain(|(_, message)| self.shown_errors.insert(message.clone()));
         let mut settings = config.settings_for(path, &self.settings.overrides);
         settings.project = Some(Project(self.workspace.index.clone()));
-        (Some(settings), error)
+        (Some(settings), notices)
+    }
+}
+
+/// A preview rule selected while preview is off runs nothing: say where it is selected and
+/// how to turn preview on.
+fn inert_selection_message(inert: &InertSelection) -> String {
+    let code = inert.code;
+    match inert.file {
+        None => format!(
+            "oomlint: the `select` setting names {code}, which has no effect: {code} is a preview rule; \
+             set `preview` to true in the oomlint settings to run it"
+        ),
+        Some(file) => format!(
+            "oomlint: `select` in {} names {code}, which has no effect: {code} is a preview rule; \
+             add `preview = true` there (or set `preview` in the oomlint settings) to run it",
+            file.display()
+        ),
     }
 }
