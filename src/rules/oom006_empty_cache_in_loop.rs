@@ -177,7 +177,8 @@ fn loop_targets<'t>(step_loop: Node<'t>, source: &'t str) -> Vec<&'t str> {
 /// A loop whose every iteration is one step: it draws batches from a data loader, or its
 /// own body (not an inner loop) runs the network, a backward pass, an optimizer step or
 /// generation. An epoch loop (`for epoch in ...`), a loop whose steps all run in an inner
-/// loop or a called function, and an interactive loop that waits for input are not.
+/// loop or a called function, and a serving loop that waits for the next request
+/// (`input()`, a queue's `get()`) and trains nothing are not.
 fn is_step_loop<'t>(facts: &Facts<'t>, step_loop: Node<'t>) -> bool {
     let source = facts.source;
     let header_words =
@@ -195,21 +196,49 @@ fn is_step_loop<'t>(facts: &Facts<'t>, step_loop: Node<'t>) -> bool {
                 .any(|a| tree::is_loop(a.kind()) || tree::is_function(a.kind()))
         })
         .collect();
-    if own_calls.iter().any(|c| tree::callee_name(*c, source) == Some("input")) {
+    // A serving loop: each iteration waits for the next request and handles it whole.
+    // Releasing the cache between requests hands memory back while the process idles.
+    let trains = own_calls.iter().any(|c| trains_a_step(facts, *c));
+    if !trains && own_calls.iter().any(|c| waits_for_request(*c, source)) {
         return false;
     }
     let draws_batches = iterable.iter().any(|w| matches!(w.as_str(), "loader" | "dataloader" | "batches" | "dl"));
-    draws_batches || own_calls.iter().any(|c| runs_a_step(facts, *c))
+    draws_batches || trains || own_calls.iter().any(|c| runs_a_step(facts, *c))
 }
 
-/// A forward pass, a loss, `backward()`, `generate()`, or an optimizer's `step()`.
-fn runs_a_step<'t>(facts: &Facts<'t>, call: Node<'t>) -> bool {
+/// `input()`, a socket's `recv`/`accept`, or `get()` on a queue of requests or jobs
+/// (`in_q.get()`, `self.request_queue.get()`): a call that blocks until work arrives.
+fn waits_for_request(call: Node, source: &str) -> bool {
+    match tree::callee_name(call, source) {
+        Some("input" | "accept" | "recv" | "recv_pyobj" | "recv_json" | "recv_multipart") => true,
+        Some("get") => tree::method_receiver(call).is_some_and(|receiver| {
+            words(tree::text(receiver, source)).iter().any(|w| QUEUE_WORDS.contains(&w.as_str()))
+        }),
+        _ => false,
+    }
+}
+
+/// Words of a receiver that hands out requests or jobs one at a time.
+const QUEUE_WORDS: [&str; 8] = ["q", "queue", "inbox", "request", "requests", "jobs", "tasks", "mailbox"];
+
+/// `backward()` or an optimizer's `step()`: a training step, whatever feeds it.
+fn trains_a_step<'t>(facts: &Facts<'t>, call: Node<'t>) -> bool {
     let source = facts.source;
     match tree::callee_name(call, source) {
-        Some("backward" | "generate") => true,
+        Some("backward") => true,
         Some("step") => tree::method_receiver(call).is_some_and(|receiver| {
             words(tree::text(receiver, source)).iter().any(|w| w.starts_with("optim") || w == "opt" || w == "scaler")
         }),
+        _ => false,
+    }
+}
+
+/// A forward pass, a loss, or `generate()` (a training call is `trains_a_step`).
+fn runs_a_step<'t>(facts: &Facts<'t>, call: Node<'t>) -> bool {
+    let source = facts.source;
+    match tree::callee_name(call, source) {
+        Some("backward" | "step") => trains_a_step(facts, call),
+        Some("generate") => true,
         // `self._init_train_model(...)`, `build_model(...)`: set-up named after a model.
         Some(name) if words(name).iter().any(|w| SETUP_WORDS.contains(&w.as_str())) => false,
         _ => facts.is_forward_or_loss_call(call),

@@ -96,6 +96,9 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
         return;
     }
     let unknown = report_bad_options(checker, value, variable);
+    if applies_at_run_time(facts, set) {
+        return;
+    }
     let Some(first_use) = first_cuda_use(facts, set) else { return };
     let line = first_use.start_position().row + 1;
     let used: String = checker.text(first_use).chars().take(40).collect();
@@ -220,6 +223,18 @@ fn first_cuda_use<'t>(facts: &Facts<'t>, set: Node<'t>) -> Option<Node<'t>> {
         .filter(|n| n.kind() == "call" && n.end_byte() <= set.start_byte())
         .filter(|n| tree::enclosing_function(*n).map(|f| f.id()) == scope.map(|f| f.id()))
         .find(|call| uses_cuda(facts, *call))
+}
+
+/// Whether the function (or module) that sets the variable also hands the setting to
+/// the running allocator (`torch.cuda.memory._set_allocator_settings(...)`): the
+/// variable then only passes it on to the processes this one starts, and setting it
+/// after CUDA is in use is deliberate.
+fn applies_at_run_time<'t>(facts: &Facts<'t>, set: Node<'t>) -> bool {
+    let scope = tree::enclosing_function(set);
+    tree::descendants(scope.unwrap_or(facts.root))
+        .filter(|n| n.kind() == "call")
+        .filter(|n| tree::enclosing_function(*n).map(|f| f.id()) == scope.map(|f| f.id()))
+        .any(|call| tree::callee_name(call, facts.source) == Some("_set_allocator_settings"))
 }
 
 fn uses_cuda<'t>(facts: &Facts<'t>, call: Node<'t>) -> bool {
