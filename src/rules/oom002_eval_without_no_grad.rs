@@ -25,7 +25,11 @@ pub static RULE: Rule = Rule {
     fix_title: "Run the evaluation under `with torch.no_grad():` or `@torch.no_grad()`",
     docs: FILES.1,
     query: FILES.0,
-    could_match: |source| heuristics::mentions_forward_call(source) && heuristics::mentions_evaluation(source),
+    // A network of any name counts once it is put in eval mode (`G_AB.eval()`).
+    could_match: |source| {
+        (heuristics::mentions_forward_call(source) || source.contains(".eval()"))
+            && heuristics::mentions_evaluation(source)
+    },
     reads_project: true,
     check: Check::Query(check),
 };
@@ -36,7 +40,7 @@ const TRAINING_CALLS: &[&str] = &["backward", "manual_backward", "step", "zero_g
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let Some(call) = found.get("forward") else { return };
     let facts = checker.facts;
-    if !(facts.is_forward_call(call) || runs_network_through_helper(checker, call))
+    if !(facts.is_forward_call(call) || runs_network_through_helper(checker, call) || called_after_own_eval(checker, call))
         || facts.is_frozen_module(call)
         || network_on_cpu(checker, call)
         || shape_check(checker, call)
@@ -348,13 +352,33 @@ fn network_name<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t str
     let source = checker.source();
     match tree::last_name(function, source)? {
         "forward" => tree::last_name(function.child_by_field_name("object")?, source),
-        name if heuristics::is_model_name(name) => Some(name),
+        name if heuristics::is_model_name(name) || put_in_eval_mode_before(checker, call, name) => Some(name),
         // A helper handed the network: `greedy_decode(model, src)`.
         _ => tree::positional_args(call)
             .into_iter()
             .filter_map(|a| tree::last_name(a, source))
             .find(|a| heuristics::is_model_name(a)),
     }
+}
+
+/// `G_AB.eval()` then `G_AB(x)`: whatever its name, an object put in eval mode and then
+/// called in the same body is a network, and that call a forward pass.
+fn called_after_own_eval<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
+    let Some(function) = call.child_by_field_name("function") else { return false };
+    matches!(function.kind(), "identifier" | "attribute")
+        && tree::last_name(function, checker.source()).is_some_and(|name| put_in_eval_mode_before(checker, call, name))
+}
+
+/// Whether `name.eval()` is called before `call` in the same body.
+fn put_in_eval_mode_before<'t>(checker: &Checker<'_, 't>, call: Node<'t>, name: &str) -> bool {
+    let body = tree::enclosing_body(call);
+    let source = checker.source();
+    checker.facts.calls_named(&["eval"], body).into_iter().any(|mode_call| {
+        mode_call.start_byte() < call.start_byte()
+            && tree::enclosing_body(mode_call).id() == body.id()
+            && tree::positional_args(mode_call).is_empty()
+            && tree::method_receiver(mode_call).is_some_and(|r| tree::last_name(r, source) == Some(name))
+    })
 }
 
 /// The receiver of a `network.eval()` (or `network.train(False)`) made before `call` in
