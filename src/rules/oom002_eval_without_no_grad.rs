@@ -40,7 +40,16 @@ const TRAINING_CALLS: &[&str] = &["backward", "manual_backward", "step", "zero_g
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let Some(call) = found.get("forward") else { return };
     let facts = checker.facts;
-    if !(facts.is_forward_call(call) || runs_network_through_helper(checker, call) || called_after_own_eval(checker, call))
+    // A method of this class (`self._destroy_policy(policy)`) runs a network only if its
+    // body does: a name that sounds like one says nothing.
+    let own_method = call.child_by_field_name("function").is_some_and(|f| f.kind() == "attribute")
+        && facts.local_definition(call).is_some();
+    let forward = if own_method {
+        runs_network_through_helper(checker, call)
+    } else {
+        facts.is_forward_call(call) || runs_network_through_helper(checker, call) || called_after_own_eval(checker, call)
+    };
+    if !forward
         || facts.is_frozen_module(call)
         || network_on_cpu(checker, call)
         || shape_check(checker, call)
