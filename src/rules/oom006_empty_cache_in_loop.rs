@@ -54,12 +54,21 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let Some(path) = per_step(facts, call, 0) else { return };
     let spelled = checker.text(call);
     let line = path.step_loop.start_position().row + 1;
-    let message = match path.helper {
-        None => format!(
+    let message = match (path.hook, path.helper) {
+        (Some(hook), None) => format!(
+            "`{spelled}` runs every time the training framework calls `{hook}()`, once per step: it frees no tensor, \
+             it hands the allocator's cached blocks back to the driver, so the next step must `cudaMalloc` them again"
+        ),
+        (Some(hook), Some(helper)) => format!(
+            "`{spelled}` in `{helper}()` runs once per step: `{hook}()` calls it, and the training framework calls \
+             `{hook}()` for every batch; it frees no tensor, it hands the allocator's cached blocks back to the \
+             driver, so the next step must `cudaMalloc` them again"
+        ),
+        (None, None) => format!(
             "`{spelled}` runs on every iteration of the loop at line {line}, once per step: it frees no tensor, it \
              hands the allocator's cached blocks back to the driver, so the next step must `cudaMalloc` them again"
         ),
-        Some(helper) => format!(
+        (None, Some(helper)) => format!(
             "`{spelled}` in `{helper}()` runs once per step of the loop at line {line} that calls it: it frees no \
              tensor, it hands the allocator's cached blocks back to the driver, so the next step must `cudaMalloc` \
              them again"
@@ -71,10 +80,56 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     checker.report(call, Severity::Warning, message, help);
 }
 
-/// Where a call runs once per step: the step loop, and the helper it was reached through.
+/// Where a call runs once per step: the step loop (or the per-step method a framework
+/// calls, `hook`), and the helper it was reached through.
 struct StepPath<'t> {
     step_loop: Node<'t>,
     helper: Option<&'t str>,
+    hook: Option<&'t str>,
+}
+
+/// Methods a training framework calls once per batch from a loop of its own: a
+/// `Trainer`'s `compute_loss` / `training_step` / `prediction_step`, Lightning's
+/// `*_step` and batch hooks, a `TrainerCallback`'s `on_step_*`.
+const PER_STEP_HOOKS: [&str; 11] = [
+    "compute_loss",
+    "training_step",
+    "prediction_step",
+    "validation_step",
+    "test_step",
+    "predict_step",
+    "on_step_begin",
+    "on_step_end",
+    "on_train_batch_start",
+    "on_train_batch_end",
+    "on_validation_batch_end",
+];
+
+/// Whether `function` is a method of a class (`def` in a class body, decorated or not).
+fn is_method(function: Node) -> bool {
+    let mut node = function;
+    if node.parent().is_some_and(|p| p.kind() == "decorated_definition") {
+        node = node.parent().unwrap_or(node);
+    }
+    node.parent().and_then(|body| body.parent()).is_some_and(|p| p.kind() == "class_definition")
+}
+
+/// Code in a per-step method that does not run on every call: any branch, handler or
+/// `finally` (`if control.should_evaluate:`), since the condition usually picks steps.
+fn runs_conditionally(site: Node) -> bool {
+    tree::ancestors_in_function(site).any(|a| {
+        matches!(
+            a.kind(),
+            "if_statement"
+                | "elif_clause"
+                | "else_clause"
+                | "except_clause"
+                | "except_group_clause"
+                | "finally_clause"
+                | "match_statement"
+                | "conditional_expression"
+        )
+    })
 }
 
 /// The step loop `site` runs in on every iteration, directly or through the callers of
@@ -96,10 +151,18 @@ fn per_step<'t>(facts: &Facts<'t>, site: Node<'t>, depth: usize) -> Option<StepP
         let guarded = tree::ancestors_in_function(site)
             .take_while(|a| a.id() != step_loop.id())
             .any(|a| runs_only_sometimes(facts, a, site, &counters));
-        return (!guarded && is_step_loop(facts, step_loop)).then_some(StepPath { step_loop, helper: None });
+        return (!guarded && is_step_loop(facts, step_loop)).then_some(StepPath {
+            step_loop,
+            helper: None,
+            hook: None,
+        });
     }
-    // Not in a loop here: a helper whose every call is once per step.
     let (function, name) = (function?, function_name?);
+    // Not in a loop here: the unconditional body of a method the framework calls per step.
+    if PER_STEP_HOOKS.contains(&name) && is_method(function) {
+        return (!runs_conditionally(site)).then_some(StepPath { step_loop: function, helper: None, hook: Some(name) });
+    }
+    // Or a helper whose every call is once per step.
     if depth >= MAX_HELPER_DEPTH || has_step_loop(facts, function) {
         return None;
     }
