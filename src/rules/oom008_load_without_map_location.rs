@@ -53,7 +53,8 @@ fn could_call_torch_load(source: &str) -> bool {
 /// `BytesIO`), a temporary file (or its `.name`) or a file object the code rewinds
 /// (`buffer.seek(0)`) were written by this process, with the devices it already uses,
 /// and putting tensors back where they were is the point.
-fn reads_back_its_own_bytes(source: &str, call: Node, target: Node) -> bool {
+fn reads_back_its_own_bytes(checker: &Checker, call: Node, target: Node) -> bool {
+    let source = checker.source();
     let target = tree::unparenthesize(target);
     let file = match target.kind() {
         "attribute" if tree::last_name(target, source) == Some("name") => target.child_by_field_name("object"),
@@ -70,6 +71,12 @@ fn reads_back_its_own_bytes(source: &str, call: Node, target: Node) -> bool {
         Some(("identifier", file)) => {
             let name = regex::escape(tree::text(file, source));
             let scope = tree::enclosing_function(call).map_or(0, |f| f.start_byte());
+            // Each way below spells one of these: without them no search (a search per
+            // call of the text before it is quadratic over a file of loads).
+            let spelled = [".seek(", "BytesIO", "TemporaryFile"];
+            if checker.facts.index().first_text_in(&spelled, scope..call.start_byte()).is_none() {
+                return false;
+            }
             let before = &source[scope..call.start_byte()];
             let pattern = format!(
                 r"\b{name}\.seek\(|\b{name}\s*(?::\s*(?:io\.)?BytesIO\b|=\s*(?:io\.|tempfile\.)?(?:{files})\()|(?:{files})\([^\n]*\)\s+as\s+{name}\b",
@@ -88,10 +95,15 @@ fn in_temporary_directory<'t>(checker: &Checker<'_, 't>, call: Node<'t>, target:
     let source = checker.source();
     let scope = tree::enclosing_function(call).map_or(0, |f| f.start_byte());
     let before = &source[scope..call.start_byte()];
+    let made = ["TemporaryDirectory(", "mkdtemp(", "gettempdir("];
+    let no_temporary_directory = checker.facts.index().first_text_in(&made, scope..call.start_byte()).is_none();
     tree::descendants(target).filter(|n| n.kind() == "identifier").any(|name| {
         let name = tree::text(name, source);
         if matches!(name, "tmp_path" | "tmpdir" | "tmp_path_factory" | "tmpdir_factory") {
             return true;
+        }
+        if no_temporary_directory {
+            return false;
         }
         let name = regex::escape(name);
         let pattern = format!(
@@ -104,9 +116,15 @@ fn in_temporary_directory<'t>(checker: &Checker<'_, 't>, call: Node<'t>, target:
 /// The file is written earlier in the same function (or the same script), as in
 /// "save the best model during training, reload it for the test": a round trip within
 /// one process, back onto the device it came from.
-fn saved_earlier_in_same_run(source: &str, call: Node, target: Node) -> bool {
+fn saved_earlier_in_same_run(checker: &Checker, call: Node, target: Node) -> bool {
+    let source = checker.source();
     let body = tree::enclosing_body(call);
     let before = &source[body.start_byte()..call.start_byte()];
+    // A match starts at a `save(` or an `open(`: the search starts at the first.
+    let Some(first) = checker.facts.index().first_text_in(&["save(", "open("], body.start_byte()..call.start_byte())
+    else {
+        return false;
+    };
     let mut path = tree::text(target, source).to_string();
     // `with open(path, "rb") as f: torch.load(f)`: the path is what `f` was opened from.
     if target.kind() == "identifier" {
@@ -117,7 +135,7 @@ fn saved_earlier_in_same_run(source: &str, call: Node, target: Node) -> bool {
     }
     let path = regex::escape(&path);
     let written = format!(r"\bsave\([^\n]*{path}\s*\)|open\(\s*{path}\s*,\s*['\x22]wb");
-    regex::Regex::new(&written).is_ok_and(|p| p.is_match(before))
+    regex::Regex::new(&written).is_ok_and(|p| p.is_match_at(before, first - body.start_byte()))
 }
 
 /// A data cache: loaded in a dataset class, or behind an existence check of a path the
@@ -157,9 +175,8 @@ fn loads_a_data_cache<'t>(checker: &Checker<'_, 't>, call: Node<'t>, target: Nod
             ["exists(", "isfile(", "is_file("].iter().any(|check| condition.contains(check)) && condition.contains(path)
         })
     });
-    let body = tree::enclosing_body(call);
-    let written_here = tree::text(body, source).contains(&format!(", {path})"));
-    guarded && written_here
+    // Searched only when guarded: once per call over the whole body is quadratic.
+    guarded && tree::text(tree::enclosing_body(call), source).contains(&format!(", {path})"))
 }
 
 /// `if cpu_run: torch.load(f, map_location="cpu") else: torch.load(f)`: the code chose
@@ -180,7 +197,7 @@ fn other_branch_maps_to_cpu<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bo
 /// or saved from a module moved with `.cpu()` first.
 fn file_saves_from_cpu(checker: &Checker) -> bool {
     let source = checker.source();
-    if source.contains("offload_to_cpu=True") {
+    if checker.facts.index().first_text_in(&["offload_to_cpu=True"], 0..source.len()).is_some() {
         return true;
     }
     let saves = checker.facts.calls_named(&["save"], checker.facts.root);
@@ -243,9 +260,9 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
         return;
     }
     let Some(target) = tree::positional_args(call).first().copied() else { return };
-    if reads_back_its_own_bytes(source, call, target)
+    if reads_back_its_own_bytes(checker, call, target)
         || in_temporary_directory(checker, call, target)
-        || saved_earlier_in_same_run(source, call, target)
+        || saved_earlier_in_same_run(checker, call, target)
         || loads_a_data_cache(checker, call, target)
         || other_branch_maps_to_cpu(checker, call)
         || file_saves_from_cpu(checker)

@@ -52,6 +52,10 @@ pub struct FileIndex<'t> {
     words: std::cell::OnceCell<HashMap<&'t str, Vec<usize>>>,
     occurrences: RefCell<HashMap<String, Rc<[Node<'t>]>>>,
     bindings: RefCell<HashMap<String, Rc<[Binding<'t>]>>>,
+    /// Start offsets of literal texts a rule looks for, found once per text: a rule that
+    /// asks for each call whether the text before it holds one would otherwise search
+    /// the file once per call.
+    texts: RefCell<HashMap<&'static str, Rc<[usize]>>>,
 }
 
 impl<'t> FileIndex<'t> {
@@ -62,7 +66,26 @@ impl<'t> FileIndex<'t> {
             words: std::cell::OnceCell::new(),
             occurrences: RefCell::default(),
             bindings: RefCell::default(),
+            texts: RefCell::default(),
         }
+    }
+
+    /// Where the first of `texts` starts inside `range` (anywhere: code, strings,
+    /// comments), if one does.
+    pub fn first_text_in(&self, texts: &[&'static str], range: Range<usize>) -> Option<usize> {
+        texts
+            .iter()
+            .filter_map(|text| {
+                let offsets = self
+                    .texts
+                    .borrow_mut()
+                    .entry(text)
+                    .or_insert_with(|| self.source.match_indices(text).map(|(at, _)| at).collect())
+                    .clone();
+                let first = offsets.partition_point(|&at| at < range.start);
+                offsets.get(first).copied().filter(|&at| at + text.len() <= range.end)
+            })
+            .min()
     }
 
     /// Every identifier spelled `name` (attribute names included), in document order.
