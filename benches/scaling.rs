@@ -2,7 +2,8 @@
 //! and 200,000 lines of each shape that once took quadratic time (a long module of
 //! `torch.load(...)` or `torch.cuda.amp.GradScaler()` lines, nested lambdas, a long
 //! attribute chain in a file that mentions `checkpoint`, a long `+` chain, and
-//! `total += loss + loss + ...`) and prints, per size, the time per 1,000 lines and the
+//! `total += loss + loss + ...`), and of a realistic training script (functions that
+//! train, evaluate, checkpoint and resume, repeated), and prints, per size, the time per 1,000 lines and the
 //! peak memory of the process that linted it, then the ratio of the largest file's time
 //! per line to the smallest's. Fails when a ratio exceeds 1.5.
 //!
@@ -28,13 +29,14 @@ const RUNS: usize = 3;
 /// A shape's name, and the generator of a file of that many lines.
 type Shape = (&'static str, fn(usize) -> String);
 
-const SHAPES: [Shape; 6] = [
+const SHAPES: [Shape; 7] = [
     ("torch.load lines", load_lines),
     ("GradScaler lines", grad_scaler_lines),
     ("nested lambdas", nested_lambdas),
     ("attribute chain", attribute_chain),
     ("+ chain", plus_chain),
     ("total += loss + ...", accumulated_loss),
+    ("training script", training_script),
 ];
 
 fn load_lines(lines: usize) -> String {
@@ -77,6 +79,73 @@ fn accumulated_loss(lines: usize) -> String {
         String::from("import torch\nfor x, y in loader:\n    loss = criterion(model(x), y)\n    total += (loss\n");
     (5..lines).for_each(|_| text.push_str("        + loss\n"));
     text.push_str("    )\n");
+    text
+}
+
+/// The functions of a training script, numbered and repeated: a training loop with
+/// mixed precision, accumulated losses, gradient checkpointing and retries, an
+/// evaluation, saving and resuming; some of it flagged, most of it not.
+fn training_script(lines: usize) -> String {
+    const HEADER: &str = "import os\nimport torch\nimport torch.nn as nn\n\
+        from torch.utils.checkpoint import checkpoint\nfrom torch.cuda.amp import autocast, GradScaler\n\n";
+    const BLOCK: &str = r#"
+class Block_N(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(width, width) for _ in range(4)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = checkpoint(layer, x, use_reentrant=False)
+        return x
+
+
+def train_N(model, loader, optimizer, device, epochs=1):
+    scaler = GradScaler()
+    history = []
+    total_loss = 0.0
+    for epoch in range(epochs):
+        model.train()
+        for step, (x, y) in enumerate(loader):
+            x, y = x.to(device), y.to(device)
+            optimizer.zero_grad(set_to_none=True)
+            with autocast():
+                loss = nn.functional.cross_entropy(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            total_loss += loss.item()
+            history.append(loss)
+            if step % 100 == 0:
+                print(f"epoch {epoch} step {step}: {total_loss / (step + 1):.4f}")
+    return history
+
+
+def evaluate_N(model, loader):
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for x, y in loader:
+            correct += (model(x).argmax(-1) == y).sum().item()
+    return correct / len(loader.dataset)
+
+
+def resume_N(model, path):
+    state = torch.load(path)
+    model.load_state_dict(state["model"])
+    torch.save({"model": model.state_dict()}, path + ".bak")
+"#;
+    let mut text = String::from(HEADER);
+    let mut count = HEADER.lines().count();
+    let block_lines = BLOCK.lines().count();
+    for copy in 0.. {
+        if count + block_lines > lines {
+            break;
+        }
+        text.push_str(&BLOCK.replace("_N", &format!("_{copy}")));
+        count += block_lines;
+    }
+    (count..lines).for_each(|_| text.push_str("pass\n"));
     text
 }
 

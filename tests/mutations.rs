@@ -9,6 +9,11 @@
 //!   `--fix` changes nothing;
 //! - `--diff` applies with `patch` and gives exactly what `--fix` writes.
 //!
+//! Every fifth mutated file is also cut into the code cells of a notebook, with shell
+//! lines (one continued with a backslash) and line magics among them; the same checks
+//! hold for it, but for `ast`, which cannot read IPython syntax, and with the fixed
+//! notebook valid JSON with as many cells.
+//!
 //! Each round mutates every source file once and checks them all with one run of each
 //! command. `OOMLINT_MUTATION_SEED=N` starts from another seed and
 //! `OOMLINT_MUTATION_ROUNDS=N` runs more rounds, for longer runs than the test suite's.
@@ -234,15 +239,69 @@ fn named(i: usize) -> String {
     format!("m{i:04}.py")
 }
 
+fn notebook_named(i: usize) -> String {
+    format!("n{i:04}.ipynb")
+}
+
+/// `text`'s lines cut into code cells, with IPython lines here and there.
+fn cells(text: &str, rng: &mut Rng) -> Vec<String> {
+    let mut cells = Vec::new();
+    let mut cell = String::new();
+    for line in split_lines(text) {
+        match rng.below(40) {
+            0 => cell.push_str("!pip install torch \\\n    torchvision\n"),
+            1 => cell.push_str("%matplotlib inline\n"),
+            _ => {}
+        }
+        cell.push_str(&line.text);
+        cell.push_str(line.ending);
+        if rng.below(8) == 0 {
+            cells.push(std::mem::take(&mut cell));
+        }
+    }
+    cells.push(cell);
+    cells
+}
+
+/// A notebook of code cells, its sources split after each `\n` as Jupyter writes them.
+fn notebook(cells: &[String]) -> String {
+    let cells: Vec<serde_json::Value> = cells
+        .iter()
+        .map(|source| {
+            let lines: Vec<&str> = source.split_inclusive('\n').collect();
+            serde_json::json!({"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [], "source": lines})
+        })
+        .collect();
+    let notebook = serde_json::json!({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5});
+    serde_json::to_string_pretty(&notebook).unwrap() + "\n"
+}
+
+/// The code cells' sources of a notebook written by `--fix`.
+fn cell_sources(notebook: &str) -> Vec<String> {
+    let value: serde_json::Value = serde_json::from_str(notebook).unwrap_or_else(|e| panic!("{e}: {notebook}"));
+    let cells = value["cells"].as_array().expect("cells");
+    cells
+        .iter()
+        .map(|cell| match &cell["source"] {
+            serde_json::Value::String(source) => source.clone(),
+            lines => lines.as_array().expect("source lines").iter().map(|l| l.as_str().unwrap()).collect(),
+        })
+        .collect()
+}
+
 /// Every location of the JSON output lies inside its file: a row of the file (or just
 /// past the last line ending) and a column at most one past the row's last character.
-fn assert_locations_inside(json: &str, texts: &[String]) {
+fn assert_locations_inside(json: &str, texts: &[String], notebooks: &[Vec<String>]) {
     let findings: serde_json::Value =
         serde_json::from_str(json).unwrap_or_else(|e| panic!("invalid JSON ({e}):\n{json}"));
     for finding in findings.as_array().expect("a JSON array") {
         let filename = finding["filename"].as_str().expect("a filename");
-        let index: usize = filename.trim_start_matches("./").trim_start_matches('m')[..4].parse().unwrap();
-        let lines = split_lines(&texts[index]);
+        let name = filename.trim_start_matches("./");
+        let index: usize = name[1..5].parse().unwrap();
+        let lines = match finding["location"]["cell"].as_u64() {
+            Some(cell) => split_lines(&notebooks[index][cell as usize - 1]),
+            None => split_lines(&texts[index]),
+        };
         let mut places = vec![(&finding["location"], &finding["end_location"])];
         if let Some(edits) = finding["fix"]["edits"].as_array() {
             places.extend(edits.iter().map(|e| (&e["location"], &e["end_location"])));
@@ -304,9 +363,15 @@ fn round(seed: u64, sources: &[String]) {
         fs::write(patched_dir.path().join(named(i)), text).unwrap();
     }
     let parsed_before = python_parses(&paths);
+    let notebooks: Vec<Vec<String>> = mutated.iter().step_by(5).map(|text| cells(text, &mut rng)).collect();
+    let notebook_paths: Vec<PathBuf> = (0..notebooks.len()).map(|i| fixed_dir.path().join(notebook_named(i))).collect();
+    for (i, cells) in notebooks.iter().enumerate() {
+        fs::write(&notebook_paths[i], notebook(cells)).unwrap();
+        fs::write(patched_dir.path().join(notebook_named(i)), notebook(cells)).unwrap();
+    }
 
     let json = check(fixed_dir.path(), &["--output-format", "json"]);
-    assert_locations_inside(&json, &mutated);
+    assert_locations_inside(&json, &mutated, &notebooks);
 
     let diff = check(patched_dir.path(), diff_args);
     // The mutations leave many files parsing and with fixes: the checks below see
@@ -338,10 +403,28 @@ fn round(seed: u64, sources: &[String]) {
         );
     }
 
+    let fixed_notebooks: Vec<String> = notebook_paths.iter().map(|p| fs::read_to_string(p).unwrap()).collect();
+    for (i, (before, after)) in notebooks.iter().zip(&fixed_notebooks).enumerate() {
+        let name = notebook_named(i);
+        let cells = cell_sources(after);
+        assert_eq!(cells.len(), before.len(), "{context}: {name} keeps its cells");
+        let allowed = match endings(&before.concat()) {
+            e if e.is_empty() => BTreeSet::from(["\n"]),
+            e => e,
+        };
+        assert!(endings(&cells.concat()).is_subset(&allowed), "{context}: {name} gets new line endings:\n{after}");
+        let patched = fs::read_to_string(patched_dir.path().join(&name)).unwrap();
+        assert!(
+            patched == *after,
+            "{context}: {name}: the --diff applied is not what --fix writes:\n{patched}\n{after}"
+        );
+    }
+
     check(fixed_dir.path(), fix_args);
-    for (i, once) in fixed.iter().enumerate() {
-        let twice = fs::read_to_string(&paths[i]).unwrap();
-        assert!(twice == *once, "{context}: a second --fix changes {}:\n{once:?}\n{twice:?}", named(i));
+    let all_paths = paths.iter().chain(&notebook_paths);
+    for (path, once) in all_paths.zip(fixed.iter().chain(&fixed_notebooks)) {
+        let twice = fs::read_to_string(path).unwrap();
+        assert!(twice == *once, "{context}: a second --fix changes {}:\n{once:?}\n{twice:?}", path.display());
     }
 }
 
