@@ -100,6 +100,12 @@ fn retry_kind<'t>(
     if facts.is_loss_call(call) || BOOKKEEPING.contains(&name) {
         return None;
     }
+    // An in-place tensor method (`buffer.resize_(n)`) fails inside one operator: no frame
+    // below the handler's holds tensors, so repeating it after freeing something else is
+    // a fallback, not a retry that runs next to the failed step's memory.
+    if name.ends_with('_') && !name.starts_with('_') && callee.kind() == "attribute" {
+        return None;
+    }
     let text = tree::text(callee, source);
     (retried.enclosing == Some(name) || retried.tried.contains(&text)).then_some(Retry::Function)
 }
