@@ -221,19 +221,23 @@ fn file_saves_from_cpu(checker: &Checker) -> bool {
         })
 }
 
-/// The file itself writes this path (`torch.save(net, "net.pkl")` in one function,
-/// `torch.load("net.pkl")` in another) and never puts anything on an accelerator (no
-/// `cuda`, `.to(`, `device` or `mps` anywhere in it): what it saved, and so what it loads
-/// back, is on the CPU.
-fn cpu_only_file_writes_it(checker: &Checker, target: Node) -> bool {
+/// The file itself writes this path above the load (`torch.save(net, "net.pkl")` in one
+/// function, `torch.load("net.pkl")` in a later one) and never puts anything on an
+/// accelerator (no `cuda`, `.to(`, `device` or `mps` anywhere in it): what it saved, and
+/// so what it loads back, is on the CPU.
+fn cpu_only_file_writes_it(checker: &Checker, call: Node, target: Node) -> bool {
     let source = checker.source();
     // Through the file index, which searches the text once per word, not once per load.
     if checker.facts.index().first_text_in(&["cuda", ".to(", "device", "mps", "xla"], 0..source.len()).is_some() {
         return false;
     }
     let path = tree::text(target, source);
+    // Written above the load: a converter that loads a file and saves it back under the
+    // same name (`torch.save(model, ckpt)` after `torch.load(ckpt)`) reads what someone
+    // else wrote.
     checker.facts.calls_named(&["save"], checker.facts.root).into_iter().any(|save| {
-        tree::text(save, source).starts_with("torch.save")
+        save.start_byte() < call.start_byte()
+            && tree::text(save, source).starts_with("torch.save")
             && tree::positional_args(save).get(1).is_some_and(|saved_to| tree::text(*saved_to, source) == path)
     })
 }
@@ -267,7 +271,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
         || loads_a_data_cache(checker, call, target)
         || other_branch_maps_to_cpu(checker, call)
         || file_saves_from_cpu(checker)
-        || cpu_only_file_writes_it(checker, target)
+        || cpu_only_file_writes_it(checker, call, target)
     {
         return;
     }
