@@ -68,6 +68,26 @@ impl LineIndex {
         LineIndex { line_starts }
     }
 
+    /// The index after the bytes `start..old_end` were replaced by `start..new_end` of
+    /// `text` (the new text): only the lines the edit touches are scanned again, so an
+    /// edit to a large document costs little more than the edit.
+    pub fn edit(&mut self, text: &str, start: usize, old_end: usize, new_end: usize) {
+        let bytes = text.as_bytes();
+        // A line start depends on the byte before it and, after a `\r`, on its own byte.
+        let first = start.max(1);
+        let keep = self.line_starts.partition_point(|&s| s < first);
+        let tail = self.line_starts.partition_point(|&s| s <= old_end + 1);
+        let rescanned: Vec<usize> = (first - 1..(new_end + 1).min(bytes.len()))
+            .filter(|&i| bytes[i] == b'\n' || bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n'))
+            .map(|i| i + 1)
+            .collect();
+        let added = rescanned.len();
+        self.line_starts.splice(keep..tail, rescanned);
+        for s in &mut self.line_starts[keep + added..] {
+            *s = *s + new_end - old_end;
+        }
+    }
+
     /// Zero-based line containing `offset`.
     pub fn line_of(&self, offset: usize) -> usize {
         match self.line_starts.binary_search(&offset) {
@@ -112,6 +132,29 @@ mod tests {
         assert_eq!(index.line_text(text, 1), "print('é', x)");
         assert_eq!(index.location(text, text.len()), Location { row: 3, column: 5 });
         assert_eq!(index.line_text(text, 2), "last");
+    }
+
+    #[test]
+    fn an_edited_index_equals_a_fresh_one() {
+        let texts = ["a\nb\r\nc\rd\n", "\r\n\r\n", "x", "\n\n\r\r\n"];
+        let inserts = ["", "\n", "\r", "z\r\nq\n", "\r\n"];
+        for text in texts {
+            for start in 0..=text.len() {
+                for old_end in start..=text.len() {
+                    for insert in inserts {
+                        let mut new = text.to_string();
+                        new.replace_range(start..old_end, insert);
+                        let mut index = LineIndex::new(text);
+                        index.edit(&new, start, old_end, start + insert.len());
+                        assert_eq!(
+                            index.line_starts,
+                            LineIndex::new(&new).line_starts,
+                            "{text:?} {start}..{old_end} {insert:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

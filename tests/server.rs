@@ -131,6 +131,25 @@ impl Session {
         shown
     }
 
+    /// Every publication of diagnostics for `uri` up to `version`'s (however long a
+    /// large document takes to lint).
+    async fn publications_until(&mut self, uri: &str, version: i32) -> Vec<Value> {
+        let mut published = Vec::new();
+        while published.last().is_none_or(|p: &Value| p["version"] != version) {
+            let message = tokio::time::timeout(Duration::from_secs(300), self.from_server.recv())
+                .await
+                .expect("diagnostics for the version")
+                .expect("server still running");
+            if message.method() == "textDocument/publishDiagnostics" {
+                let params = message.into_parts().2.unwrap_or(Value::Null);
+                if params["uri"] == uri {
+                    published.push(params);
+                }
+            }
+        }
+        published
+    }
+
     /// The next diagnostics published for `uri`.
     async fn diagnostics(&mut self, uri: &str) -> Value {
         loop {
@@ -807,4 +826,73 @@ async fn a_memory_snapshot_shows_as_inlay_hints_that_follow_their_lines() {
         s.request("workspace/executeCommand", json!({"command": "oomlint.showSnapshot", "arguments": [path]})).await;
     assert_eq!(loaded.unwrap(), json!({"lines": 2}));
     assert_eq!(hints(&mut s, &uri).await.len(), 1);
+}
+
+/// A 100,000-line document: the leaky function, then generated assignments.
+fn large_document() -> String {
+    let mut text = String::from(LEAKY);
+    for i in 0..100_000 - LEAKY.lines().count() {
+        text.push_str(&format!("x{i} = {i}\n"));
+    }
+    text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_edits_to_a_large_document_is_coalesced_while_other_documents_are_answered() {
+    let mut s = Session::start(json!({}), json!({"debounceMs": 0})).await;
+    let other = s.open("other.py", LEAKY).await;
+    assert_eq!(codes(&s.diagnostics(&other).await), ["OOM001"]);
+    let mut text = large_document();
+    let big = s.open("big.py", &text).await;
+    // 500 one-line edits in a burst, each placed in the text the ones before it left: a
+    // comment typed character by character on one line, then the leaky append fixed.
+    let line_end = |text: &str, line: usize| text.lines().nth(line).unwrap().len();
+    let comment_line = text.lines().position(|l| l == "x5 = 5").unwrap();
+    let append_line = text.lines().position(|l| l.contains("losses.append(loss)")).unwrap();
+    let mut edits: Vec<(usize, usize, &str)> =
+        (0..499).map(|k| (comment_line, line_end(&text, comment_line) + k, if k == 0 { "#" } else { "x" })).collect();
+    edits.push((append_line, line_end(&text, append_line) - 1, ".item()"));
+    for (version, &(line, character, insert)) in edits.iter().enumerate() {
+        let at = json!({"line": line, "character": character});
+        s.change(&big, version as i32 + 2, json!([{"range": {"start": at, "end": at}, "text": insert}])).await;
+        let line_start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
+        text.insert_str(line_start + character, insert);
+    }
+    let last = edits.len() as i32 + 1;
+    // Another document is answered while the large one is relinted: the hover's reply
+    // comes before the large document's last diagnostics.
+    let leaky_line = LEAKY.lines().position(|l| l.contains("losses.append")).unwrap();
+    let hover = s
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": other}, "position": {"line": leaky_line, "character": 12}}),
+        )
+        .await
+        .unwrap();
+    assert!(hover["contents"]["value"].as_str().unwrap().contains("OOM001"), "{hover}");
+    let mut published = Vec::new();
+    while let Ok(message) = s.from_server.try_recv() {
+        if message.method() == "textDocument/publishDiagnostics" {
+            let params = message.into_parts().2.unwrap_or(Value::Null);
+            if params["uri"] == big {
+                assert_ne!(params["version"], last, "the hover waited for the large document's lint");
+                published.push(params);
+            }
+        }
+    }
+    // Then every publication for the large document, up to the last version's.
+    published.extend(s.publications_until(&big, last).await);
+    // Versions in order, and most never linted: the burst costs a few lints, not one
+    // per change.
+    let versions: Vec<i64> = published.iter().map(|p| p["version"].as_i64().unwrap()).collect();
+    assert!(versions.windows(2).all(|w| w[0] < w[1]), "{versions:?}");
+    assert!(versions.len() < 10, "superseded versions were linted: {versions:?}");
+    // The edits were applied in order: the findings are those of the final text.
+    let final_findings = &published.last().unwrap()["diagnostics"];
+    let mut fresh = Session::start(json!({}), json!({"debounceMs": 0})).await;
+    let fresh_uri = fresh.open("big.py", &text).await;
+    let expected = fresh.publications_until(&fresh_uri, 1).await;
+    assert_eq!(final_findings, &expected.last().unwrap()["diagnostics"]);
+    assert!(text.lines().nth(comment_line).unwrap().ends_with(&format!("#{}", "x".repeat(498))));
+    assert!(codes(published.last().unwrap()).is_empty(), "the fixed append is no longer reported");
 }

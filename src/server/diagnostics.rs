@@ -46,7 +46,7 @@ impl Snapshot {
             .collect::<Option<_>>()?;
         let (source, tree) = match target {
             Target::File(uri) => {
-                let tree = state.documents.get(uri).and_then(|d| d.tree.clone());
+                let tree = state.documents.get_mut(uri).and_then(|d| d.tree().cloned());
                 (SourceKind::Python(members[0].2.clone()), tree)
             }
             Target::Notebook(_) => {
@@ -92,7 +92,7 @@ impl Snapshot {
 /// findings stayed inside top-level definitions and touched nothing that other
 /// statements depend on (`incremental::relinted_range`).
 fn incremental_plan(state: &State, uri: &Uri) -> Option<(Range<usize>, isize, Vec<Diagnostic>)> {
-    if !state.partial_relint {
+    if state.whole_file_relint {
         return None;
     }
     let (_, previous) = state.results.get(uri)?;
@@ -101,7 +101,7 @@ fn incremental_plan(state: &State, uri: &Uri) -> Option<(Range<usize>, isize, Ve
         return None;
     }
     let (span, delta) = incremental::dirty_span(&document.edits)?;
-    let unit = incremental::relinted_range(document.tree.as_ref()?, &document.text, &span)?;
+    let unit = incremental::relinted_range(document.reparsed_tree()?, &document.text, &span)?;
     if previous.iter().any(|finding| incremental::depends_on_other_text(finding, &unit, delta)) {
         return None;
     }

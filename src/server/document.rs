@@ -1,27 +1,99 @@
 //! An open document: its text, version and syntax tree. Each change edits the stored
-//! tree (`Tree::edit`) and reparses incrementally from it.
+//! tree (`Tree::edit`) at once; the reparse waits until the tree is asked for, so a
+//! burst of changes to a large document costs one incremental reparse, not one each.
 
 use super::incremental::{self, EditRecord};
 use super::position::{Encoding, to_offset};
 use crate::engine::reparse;
 use crate::source::LineIndex;
+use std::ops::Range;
 use tower_lsp_server::ls_types::TextDocumentContentChangeEvent;
 use tree_sitter::{InputEdit, Point, Tree};
 
 pub struct Document {
     pub text: String,
     pub version: i32,
-    pub tree: Option<Tree>,
+    /// The syntax tree: of `text` once `reparsed`, before that of `parsed_text` with
+    /// the changes since marked in it.
+    tree: Option<Tree>,
     pub index: LineIndex,
-    /// Changes applied since the findings last stored for this document.
+    /// Changes applied since the findings last stored for this document, each reparsed.
     pub edits: Vec<EditRecord>,
+    /// Changes not yet reparsed, and the text the tree was last parsed from (kept only
+    /// while some wait).
+    pending: Vec<PendingEdit>,
+    parsed_text: Option<String>,
+}
+
+/// A change applied to the text and marked in the tree, waiting for the reparse.
+struct PendingEdit {
+    start: usize,
+    old_end: usize,
+    new_end: usize,
+    /// The edit's own text says it may affect findings outside its statement.
+    risky: bool,
+    /// It typed or deleted a quote or `#`: code may have become a string or comment.
+    quotes_or_comment: bool,
 }
 
 impl Document {
     pub fn new(text: String, version: i32) -> Document {
         let tree = crate::engine::parse(&text);
         let index = LineIndex::new(&text);
-        Document { text, version, tree, index, edits: Vec::new() }
+        Document { text, version, tree, index, edits: Vec::new(), pending: Vec::new(), parsed_text: None }
+    }
+
+    /// The syntax tree of the current text, reparsed incrementally if changes wait; the
+    /// changes become edit records covering every place whose syntax they changed.
+    pub fn tree(&mut self) -> Option<&Tree> {
+        if !self.pending.is_empty() {
+            self.reparse();
+        }
+        self.tree.as_ref()
+    }
+
+    /// The syntax tree of the current text if no change waits for a reparse.
+    pub fn reparsed_tree(&self) -> Option<&Tree> {
+        self.tree.as_ref().filter(|_| self.pending.is_empty())
+    }
+
+    fn reparse(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        let parsed_text = self.parsed_text.take().unwrap_or_default();
+        let records: Vec<EditRecord> = pending
+            .iter()
+            .map(|e| EditRecord {
+                version: self.version,
+                start: e.start,
+                old_end: e.old_end,
+                new_end: e.new_end,
+                risky: e.risky,
+            })
+            .collect();
+        let Some((span, delta)) = incremental::dirty_span(&records) else { return };
+        let reparsed = reparse(&self.text, self.tree.as_ref());
+        // The record covers every place whose syntax the changes altered, as if those
+        // places had been retyped too.
+        let (mut from, mut to) = (span.start, span.end);
+        if let (Some(old), Some(new)) = (&self.tree, &reparsed) {
+            for changed in old.changed_ranges(new) {
+                from = from.min(changed.start_byte);
+                to = to.max(changed.end_byte.min(self.text.len()));
+            }
+        }
+        let old_region: Range<usize> = from..(to as isize - delta) as usize;
+        let risky = reparsed.is_none()
+            || pending.iter().any(|e| e.risky)
+            || old_region.end > parsed_text.len()
+            || incremental::changes_words_of_other_statements(
+                &parsed_text,
+                old_region.clone(),
+                &self.text,
+                from..to,
+                pending.iter().any(|e| e.quotes_or_comment),
+            );
+        self.edits.push(EditRecord { version: self.version, start: from, old_end: old_region.end, new_end: to, risky });
+        self.tree = reparsed;
     }
 
     /// Apply a client's changes made by `version` in order, stopping at the first one
@@ -57,13 +129,19 @@ impl Document {
         if start > end {
             return Err(format!("edit range ends before it starts ({start} > {end})"));
         }
+        if self.pending.is_empty() {
+            self.parsed_text = Some(self.text.clone());
+        }
         let start_position = point(&self.index, start);
         let old_end_position = point(&self.index, end);
-        let old_text = self.text.clone();
+        let removed = &self.text[start..end];
+        let quotes_or_comment = [removed, &change.text].iter().any(|t| t.contains(['"', '\'', '#']));
+        let quote_before = quotes_or_comment.then(|| crate::engine::facts::preferred_quote(&self.text));
         self.text.replace_range(start..end, &change.text);
-        self.index = LineIndex::new(&self.text);
         let new_end = start + change.text.len();
-        let risky = incremental::is_risky(&old_text, start, end, &self.text, new_end);
+        self.index.edit(&self.text, start, end, new_end);
+        // Fixes elsewhere write strings in the file's preferred quote.
+        let risky = quote_before.is_some_and(|quote| quote != crate::engine::facts::preferred_quote(&self.text));
         let edit = InputEdit {
             start_byte: start,
             old_end_byte: end,
@@ -75,20 +153,7 @@ impl Document {
         if let Some(tree) = &mut self.tree {
             tree.edit(&edit);
         }
-        let reparsed = reparse(&self.text, self.tree.as_ref());
-        // The record covers every place whose syntax the edit changed, as if those
-        // places had been retyped too.
-        let (mut from, mut to) = (start, new_end);
-        if let (Some(old), Some(new)) = (&self.tree, &reparsed) {
-            for changed in old.changed_ranges(new) {
-                from = from.min(changed.start_byte);
-                to = to.max(changed.end_byte.min(self.text.len()));
-            }
-        }
-        let grown = to - new_end;
-        let (old_end, risky) = (end + grown, risky || reparsed.is_none());
-        self.edits.push(EditRecord { version, start: from, old_end, new_end: to, risky });
-        self.tree = reparsed;
+        self.pending.push(PendingEdit { start, old_end: end, new_end, risky, quotes_or_comment });
         Ok(())
     }
 }
@@ -114,11 +179,8 @@ mod tests {
         document.apply(&change(1, 14, 18, "loss.item()"), Encoding::Utf16, 2).unwrap();
         document.apply(&change(0, 5, 6, "ü😀"), Encoding::Utf16, 3).unwrap();
         assert_eq!(document.text, "x = 'ü😀'\nlosses.append(loss.item())\n");
-        let fresh = Document::new(document.text.clone(), 1);
-        assert_eq!(
-            document.tree.as_ref().unwrap().root_node().to_sexp(),
-            fresh.tree.as_ref().unwrap().root_node().to_sexp()
-        );
+        let mut fresh = Document::new(document.text.clone(), 1);
+        assert_eq!(document.tree().unwrap().root_node().to_sexp(), fresh.tree().unwrap().root_node().to_sexp());
         assert!(document.apply(&change(9, 0, 1, "x"), Encoding::Utf16, 4).is_err());
         assert_eq!(document.text, fresh.text, "a refused edit changes nothing");
     }

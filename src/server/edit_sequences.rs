@@ -116,46 +116,87 @@ fn sources() -> Vec<(PathBuf, String)> {
     files
 }
 
-#[test]
-fn random_edits_end_in_the_findings_of_a_fresh_lint() {
+/// The rounds of random edits to run: `OOMLINT_EDIT_SEED=N` one round, `=A..B` rounds A
+/// to B (a wider sweep), otherwise the first few.
+fn rounds() -> std::ops::Range<u64> {
+    let asked = std::env::var("OOMLINT_EDIT_SEED").unwrap_or_default();
+    let number = |s: &str| s.trim().parse::<u64>().ok();
+    match asked.split_once("..") {
+        Some((from, to)) => number(from).unwrap_or(0)..number(to).unwrap_or(0),
+        None => number(&asked).map_or(0..2, |n| n..n + 1),
+    }
+}
+
+/// How one round went: the relints, and how many of them were partial.
+struct Round {
+    relints: usize,
+    partial: usize,
+}
+
+/// Random edits to every file, each followed by the server's relint and a fresh lint of
+/// the same text; the first disagreement, described.
+fn run_round(files: &[(PathBuf, String)], round: u64) -> Result<Round, String> {
     const EDITS: usize = 6;
-    let files = sources();
-    let (mut relints, mut partial_relints) = (0, 0);
-    assert!(files.len() > 50, "the fixtures and test cases are found");
-    // Other seeds explore other edits: OOMLINT_EDIT_SEED=N cargo test --lib edit_sequences.
-    let round: u64 = std::env::var("OOMLINT_EDIT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
-    for (number, (path, text)) in files.into_iter().enumerate() {
+    let mut counts = Round { relints: 0, partial: 0 };
+    for (number, (path, text)) in files.iter().enumerate() {
         let seed = (number as u64 + 1).wrapping_mul(0x1000_0000_01b3) ^ round.wrapping_mul(0x2545_f491_4f6c_dd1d);
         let mut random = Random(0x9e37_79b9_7f4a_7c15 ^ seed);
-        let uri = Uri::from_file_path(&path).expect("an absolute path");
+        let uri = Uri::from_file_path(path).expect("an absolute path");
         let mut state = State::default();
-        state.partial_relint = true;
         state.settings.overrides.preview = Some(true);
-        state.documents.insert(uri.clone(), Document::new(text, 1));
+        state.documents.insert(uri.clone(), Document::new(text.clone(), 1));
         relint(&mut state, &uri);
+        let mut typed = Vec::new();
         for version in 2..2 + EDITS as i32 {
             // Sometimes several changes reach one lint, as when typing fast.
             for _ in 0..1 + random.below(3) {
                 let document = state.documents.get_mut(&uri).unwrap();
                 let (start, end, inserted) = random_edit(&document.text, &mut random);
                 let range = Range { start: position(&document.text, start), end: position(&document.text, end) };
+                typed.push(format!("v{version} {start}..{end} {inserted:?}"));
                 let change = TextDocumentContentChangeEvent { range: Some(range), range_length: None, text: inserted };
                 document.apply_all(&[change], Encoding::Utf16, version).expect("an edit inside the document");
             }
             let (found, settings, partial) = relint(&mut state, &uri);
-            (relints, partial_relints) = (relints + 1, partial_relints + usize::from(partial));
-            let text = state.documents[&uri].text.clone();
-            let fresh = crate::engine::Engine::get().lint(&text, &path, &settings).diagnostics;
-            assert_eq!(
-                found,
-                fresh,
-                "{} after {} edits (seed {number}); the text:\n{text}",
-                path.display(),
-                version - 1
-            );
+            counts.relints += 1;
+            counts.partial += usize::from(partial);
+            let text = &state.documents[&uri].text;
+            let fresh = crate::engine::Engine::get().lint(text, path, &settings).diagnostics;
+            if found != fresh {
+                let only = |a: &[Diagnostic], b: &[Diagnostic]| {
+                    a.iter()
+                        .filter(|d| !b.contains(d))
+                        .map(|d| format!("  {} {}..{} {}", d.code, d.range.start, d.range.end, d.message))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                };
+                return Err(format!(
+                    "round {round}, {} (file {number}) after the edits\n  {}\nkept or found by the server only:\n{}\n\
+                     found by a fresh lint only:\n{}\nthe text:\n{text}",
+                    path.display(),
+                    typed.join("\n  "),
+                    only(&found, &fresh),
+                    only(&fresh, &found),
+                ));
+            }
         }
     }
+    Ok(counts)
+}
+
+#[test]
+fn random_edits_end_in_the_findings_of_a_fresh_lint() {
+    let files = sources();
+    assert!(files.len() > 50, "the fixtures and test cases are found");
+    let (mut relints, mut partial, mut failures) = (0, 0, Vec::new());
+    for round in rounds() {
+        match run_round(&files, round) {
+            Ok(counts) => (relints, partial) = (relints + counts.relints, partial + counts.partial),
+            Err(failure) => failures.push(failure),
+        }
+    }
+    assert!(failures.is_empty(), "{} rounds disagree:\n\n{}", failures.len(), failures.join("\n\n"));
     // The partial relint is what is under test: enough random edits must take it (most
     // land in module-level code, in small files, or near a name used elsewhere).
-    assert!(partial_relints * 20 > relints, "{partial_relints} of {relints} relints were partial");
+    assert!(partial * 20 > relints, "{partial} of {relints} relints were partial");
 }

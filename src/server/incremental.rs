@@ -53,49 +53,49 @@ const GLOBAL_WORDS: &[&str] = &[
     "cpu",
 ];
 
-/// Judge a change by the text it removes and inserts and the words around it.
-pub fn is_risky(old_text: &str, start: usize, old_end: usize, new_text: &str, new_end: usize) -> bool {
-    let removed = &old_text[start..old_end];
-    let inserted = &new_text[start..new_end];
-    // Fixes elsewhere write strings in the file's preferred quote.
-    if [removed, inserted].iter().any(|t| t.contains(['"', '\'']))
-        && crate::engine::facts::preferred_quote(old_text) != crate::engine::facts::preferred_quote(new_text)
-    {
-        return true;
+/// Whether a change may affect findings outside its statement by the words it adds
+/// or takes away: `old_region` of the old text became `new_region` of the new one (the
+/// changes widened to every place whose syntax the reparse changed).
+///
+/// The words whose number of occurrences differs between the two regions are the ones
+/// the change adds or takes away. A change that typed or deleted a quote or `#`
+/// (`quotes_or_comment`) may turn code into a string or a comment (or back) without
+/// changing any word, so there every word of the regions counts as changed.
+pub fn changes_words_of_other_statements(
+    old_text: &str,
+    old_region: Range<usize>,
+    new_text: &str,
+    new_region: Range<usize>,
+    quotes_or_comment: bool,
+) -> bool {
+    let old_region = whole_words(old_text, old_region);
+    let new_region = whole_words(new_text, new_region);
+    let mut counts: std::collections::HashMap<&str, isize> = std::collections::HashMap::new();
+    for word in words_of(&old_text[old_region.clone()]) {
+        *counts.entry(word).or_default() += 1;
     }
-    let mut words = Vec::new();
-    changed_words(old_text, start..old_end, inserted, &mut words);
-    changed_words(new_text, start..new_end, removed, &mut words);
-    words.sort_unstable();
-    words.dedup();
+    for word in words_of(&new_text[new_region.clone()]) {
+        *counts.entry(word).or_default() -= 1;
+    }
+    let words: Vec<&str> =
+        counts.into_iter().filter(|&(_, count)| quotes_or_comment || count != 0).map(|(word, _)| word).collect();
     if words.is_empty() {
         return false;
     }
     if words.iter().any(|w| GLOBAL_WORDS.contains(w)) {
         return true;
     }
-    [(old_text, old_end), (new_text, new_end)].iter().any(|&(text, end)| {
-        let names = names_across_statements(text);
-        words.iter().any(|w| names.contains(w) && used_outside(text, w, start..end))
+    [(old_text, &old_region), (new_text, &new_region)].iter().any(|&(text, region)| {
+        words.iter().any(|w| used_outside(text, w, region.clone()) && names_across_statements(text, w))
     })
 }
 
-/// The words of `text` that replacing `region` with `other` changes: those inside it,
-/// and those at its ends that the replacement joins to, cuts or extends.
-fn changed_words<'t>(text: &'t str, region: Range<usize>, other: &str, words: &mut Vec<&'t str>) {
-    let (start, end) = (region.start, region.end);
-    words.extend(words_of(&text[region.clone()]));
-    let word_before = |at: usize| text[..at].ends_with(is_word);
-    let word_after = |at: usize| text[at..].starts_with(is_word);
-    // Of the character that follows the region's start once replaced, and precedes its end.
-    let joins_left = other.starts_with(is_word) || (other.is_empty() && word_after(end));
-    let joins_right = other.ends_with(is_word) || (other.is_empty() && word_before(start));
-    if word_before(start) && (word_after(start) || joins_left) {
-        words.push(word_around(text, start, start));
-    }
-    if word_after(end) && (word_before(end) || joins_right) {
-        words.push(word_around(text, end, end));
-    }
+/// `region` widened to the whole words it cuts or touches at its ends.
+fn whole_words(text: &str, region: Range<usize>) -> Range<usize> {
+    let start =
+        text[..region.start].char_indices().rev().find(|(_, c)| !is_word(*c)).map_or(0, |(i, c)| i + c.len_utf8());
+    let end = text[region.end..].find(|c: char| !is_word(c)).map_or(text.len(), |i| region.end + i);
+    start..end
 }
 
 /// The identifier-like words of `text`.
@@ -107,52 +107,30 @@ fn is_word(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-/// The names other statements may refer to: functions and classes defined here (at any
-/// depth: methods too) and the names imports bind.
-fn names_across_statements(text: &str) -> std::collections::HashSet<&str> {
-    let mut names = std::collections::HashSet::new();
-    let mut in_parenthesized_import = false;
-    for line in text.lines() {
-        let code = line.split('#').next().unwrap_or("").trim();
-        if in_parenthesized_import {
-            in_parenthesized_import = !code.contains(')');
-            names.extend(imported_names(code));
-            continue;
-        }
+/// Whether `word` is a name other statements may refer to: a function or class defined
+/// in `text` (at any depth: methods too) or a name an import binds. Judged by the lines
+/// where it occurs as a whole word (one scan for the word, not a parse of every line),
+/// and conservatively: an occurrence on an import line, or on a line holding only names,
+/// commas and brackets (an import list continued over lines), counts.
+fn names_across_statements(text: &str, word: &str) -> bool {
+    let everywhere = 0..0;
+    uses_outside(text, word, &everywhere).any(|at| {
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+        let code = text[line_start..line_end].split('#').next().unwrap_or("").trim();
         let code = code.strip_prefix("async ").unwrap_or(code);
         if let Some(rest) = code.strip_prefix("def ").or_else(|| code.strip_prefix("class ")) {
-            names.extend(words_of(rest).next());
-        } else if let Some(rest) = code.strip_prefix("import ") {
-            names.extend(imported_names(rest).map(|n| n.split('.').next().unwrap_or(n)));
-        } else if code.starts_with("from ")
-            && let Some((_, rest)) = code.split_once(" import ")
-        {
-            in_parenthesized_import = rest.contains('(') && !rest.contains(')');
-            names.extend(imported_names(rest));
+            return words_of(rest).next() == Some(word);
         }
-    }
-    names
-}
-
-/// The names a list of imported items binds (`a`, `b as c`, `(d,`).
-fn imported_names(items: &str) -> impl Iterator<Item = &str> {
-    items.split(',').filter_map(|item| {
-        let item = item.trim_matches(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == '\\');
-        let bound = item.rsplit_once(" as ").map_or(item, |(_, alias)| alias).trim();
-        (!bound.is_empty()).then_some(bound)
+        code.starts_with("import ")
+            || code.starts_with("from ")
+            || code.chars().all(|c| is_word(c) || c.is_whitespace() || ",()\\".contains(c))
     })
 }
 
 /// Whether `word` occurs as a whole word in `text` outside `edited`.
 fn used_outside(text: &str, word: &str, edited: Range<usize>) -> bool {
     uses_outside(text, word, &edited).next().is_some()
-}
-
-/// The identifier-like word covering `start..end` (extended to word boundaries).
-fn word_around(text: &str, start: usize, end: usize) -> &str {
-    let from = text[..start].char_indices().rev().find(|(_, c)| !is_word(*c)).map_or(0, |(i, c)| i + c.len_utf8());
-    let to = text[end..].find(|c: char| !is_word(c)).map_or(text.len(), |i| end + i);
-    &text[from..to]
 }
 
 /// Where the edits since the last lint leave their mark: the span they cover in the
@@ -226,7 +204,12 @@ pub fn relinted_range(tree: &Tree, text: &str, span: &Range<usize>) -> Option<Ra
             }
         }
         if grown == range {
-            return Some(range);
+            // A statement that does not parse is read in whatever shape error recovery
+            // gave it, which may join it to the statements around it: only the relinted
+            // text may hold syntax errors.
+            let broken_outside = root.has_error()
+                && units.iter().any(|u| (u.end_byte() <= range.start || range.end <= u.start_byte()) && u.has_error());
+            return (!broken_outside).then_some(range);
         }
         if grown.start == 0 && grown.end >= text.len() {
             return None;
@@ -332,11 +315,18 @@ pub fn merge(previous: Vec<Diagnostic>, fresh: Vec<Diagnostic>, unit: &Range<usi
 mod tests {
     use super::*;
 
+    /// Whether replacing `start..old_end` of `old` to give `new` is risky, the edit alone.
+    fn edit_is_risky(old: &str, start: usize, old_end: usize, new: &str, new_end: usize) -> bool {
+        let quotes_or_comment =
+            [&old[start..old_end], &new[start..new_end]].iter().any(|t| t.contains(['"', '\'', '#']));
+        changes_words_of_other_statements(old, start..old_end, new, start..new_end, quotes_or_comment)
+    }
+
     #[test]
     fn edits_whose_words_reach_beyond_their_statement_are_risky() {
         let old = "import torch\n\ndef evaluate(model):\n    total = 1\n\ndef main():\n    evaluate(m)\n";
         let risky =
-            |new: &str, start: usize, old_end: usize, new_end: usize| is_risky(old, start, old_end, new, new_end);
+            |new: &str, start: usize, old_end: usize, new_end: usize| edit_is_risky(old, start, old_end, new, new_end);
         // Typing inside `total`, indentation, a new line: no word of another statement.
         assert!(!risky(
             "import torch\n\ndef evaluate(model):\n    totxal = 1\n\ndef main():\n    evaluate(m)\n",
@@ -362,11 +352,15 @@ mod tests {
         // A function pasted that nothing calls is not; one whose name is used is.
         let pasted = "def helper(x):\n    return x\n\n";
         let new = format!("{pasted}{old}");
-        assert!(!is_risky(old, 0, 0, &new, pasted.len()));
+        assert!(!edit_is_risky(old, 0, 0, &new, pasted.len()));
         let calling = "def main2():\n    evaluate(m)\n\n";
         assert!(risky(&format!("{calling}{old}"), 0, 0, calling.len()));
         // A non-word character of several bytes before the edit.
-        assert!(!is_risky("x = a—bc\n", 8, 8, "x = a—bzc\n", 9));
+        assert!(!edit_is_risky("x = a—bc\n", 8, 8, "x = a—bzc\n", 9));
+        // Commenting out an import turns its words into a comment's: risky, though no
+        // word was typed.
+        let commented = "#import torch\n\ndef evaluate(model):\n    total = 1\n\ndef main():\n    evaluate(m)\n";
+        assert!(changes_words_of_other_statements(old, 0..12, commented, 0..13, true));
     }
 
     #[test]

@@ -44,12 +44,9 @@ pub struct State {
     /// The targets being linted now, each with whether a change arrived meanwhile (it
     /// is linted again once the running lint ends).
     pub linting: HashMap<Target, bool>,
-    /// Relint only the top-level definitions an edit touched (`incremental`). Off: on
-    /// some random edit sequences (OOMLINT_EDIT_SEED=15, 23, 26) it keeps findings a
-    /// fresh lint no longer gives (a message quoting edited text elsewhere, a finding
-    /// whose cause was edited in another definition, suppression comments), so every
-    /// edit relints the whole file until those cases are handled.
-    pub partial_relint: bool,
+    /// Relint the whole file after every change, instead of only the top-level
+    /// definitions the changes touched (`incremental`); for comparing the two.
+    pub whole_file_relint: bool,
     /// The memory snapshot whose heaviest lines get inlay hints.
     pub snapshot: Option<super::inlay_hint::LoadedSnapshot>,
     /// The client redraws inlay hints when asked (`workspace/inlayHint/refresh`).
