@@ -7,7 +7,7 @@
 use crate::diagnostic::Diagnostic;
 use crate::engine::{Engine, FileReport, RuleSettings};
 use crate::fix::Applicability;
-use crate::fix::apply::{FixResult, fix_source};
+use crate::fix::apply::{FixResult, fix_source_keeping};
 use crate::notebook::{Cells, Notebook};
 use crate::render::LintedFile;
 use std::ops::Range;
@@ -123,7 +123,15 @@ pub fn lint_parsed(
     let engine = Engine::get();
     match source {
         SourceKind::Python(text) => engine.lint_range(text, tree, path, settings, range),
-        _ => engine.lint(source.code(), path, settings),
+        _ => {
+            let mut report = engine.lint(source.code(), path, settings);
+            for diagnostic in &mut report.diagnostics {
+                if !crate::notebook::fix_edits_only_cells(source.code(), diagnostic) {
+                    diagnostic.fix = None;
+                }
+            }
+            report
+        }
     }
 }
 
@@ -135,7 +143,9 @@ pub fn fix(
     settings: &RuleSettings,
     threshold: Applicability,
 ) -> Result<Fixed, String> {
-    let result = fix_source(Engine::get(), source.code(), path, settings, threshold);
+    let notebook = source.cells().is_some();
+    let applicable = |text: &str, d: &Diagnostic| !notebook || crate::notebook::fix_edits_only_cells(text, d);
+    let result = fix_source_keeping(Engine::get(), source.code(), path, settings, threshold, applicable);
     let contents = source.contents(&result.text)?;
     Ok(Fixed { result, contents })
 }

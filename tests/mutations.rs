@@ -243,7 +243,7 @@ fn notebook_named(i: usize) -> String {
     format!("n{i:04}.ipynb")
 }
 
-/// `text`'s lines cut into code cells, with IPython lines here and there.
+/// `text`'s lines cut into code cells (ending with `\n`), with IPython lines here and there.
 fn cells(text: &str, rng: &mut Rng) -> Vec<String> {
     let mut cells = Vec::new();
     let mut cell = String::new();
@@ -253,8 +253,9 @@ fn cells(text: &str, rng: &mut Rng) -> Vec<String> {
             1 => cell.push_str("%matplotlib inline\n"),
             _ => {}
         }
+        // Cells end their lines with `\n`, as Jupyter writes them.
         cell.push_str(&line.text);
-        cell.push_str(line.ending);
+        cell.push_str(if line.ending.is_empty() { "" } else { "\n" });
         if rng.below(8) == 0 {
             cells.push(std::mem::take(&mut cell));
         }
@@ -298,10 +299,6 @@ fn assert_locations_inside(json: &str, texts: &[String], notebooks: &[Vec<String
         let filename = finding["filename"].as_str().expect("a filename");
         let name = filename.trim_start_matches("./");
         let index: usize = name[1..5].parse().unwrap();
-        let lines = match finding["location"]["cell"].as_u64() {
-            Some(cell) => split_lines(&notebooks[index][cell as usize - 1]),
-            None => split_lines(&texts[index]),
-        };
         let mut places = vec![(&finding["location"], &finding["end_location"])];
         if let Some(edits) = finding["fix"]["edits"].as_array() {
             places.extend(edits.iter().map(|e| (&e["location"], &e["end_location"])));
@@ -310,13 +307,21 @@ fn assert_locations_inside(json: &str, texts: &[String], notebooks: &[Vec<String
             let position = |place: &serde_json::Value| {
                 let row = place["row"].as_u64().expect("a row") as usize;
                 let column = place["column"].as_u64().expect("a column") as usize;
+                let lines = match place["cell"].as_u64() {
+                    Some(cell) => split_lines(&notebooks[index][cell as usize - 1]),
+                    None => split_lines(&texts[index]),
+                };
                 let width = match lines.get(row.wrapping_sub(1)) {
                     Some(line) => line.text.chars().count(),
                     None if row == lines.len() + 1 => 0,
                     None => panic!("{filename}: row {row} of {} lines in {finding}", lines.len()),
                 };
-                assert!((1..=width + 1).contains(&column), "{filename}: column {column} of {width} in {finding}");
-                (row, column)
+                assert!(
+                    (1..=width + 1).contains(&column),
+                    "{filename}: column {column} of {width} in {finding}\n{:?}",
+                    notebooks.get(index)
+                );
+                (place["cell"].as_u64(), row, column)
             };
             assert!(position(start) <= position(end), "{filename}: ends before it starts: {finding}");
         }

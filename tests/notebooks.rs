@@ -174,3 +174,25 @@ fn bad_notebooks_are_reported_and_left_alone() {
     assert_eq!(fs::read_to_string(dir.path().join("broken.ipynb")).unwrap(), truncated);
     assert_eq!(fs::read_to_string(dir.path().join("r.ipynb")).unwrap(), r_kernel);
 }
+
+#[test]
+fn a_fix_that_would_land_between_cells_is_dropped_and_the_other_cells_are_fixed() {
+    // The load's parentheses close two cells later: its fix (an argument added after
+    // the last one) would land between cells in the joined text.
+    let cell = |source: &str| serde_json::json!({"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [], "source": source});
+    let notebook = serde_json::json!({"cells": [
+        cell("import torch\nfrom torch.cuda.amp import autocast\nstate = torch.load(\n"),
+        cell("    'weights.pt',\n"),
+        cell(")\nwith autocast():\n    pass\n"),
+    ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5});
+    let dir = project(&[("open.ipynb", &serde_json::to_string_pretty(&notebook).unwrap())]);
+    let (code, out, err) = run(&["check", "--output-format", "json"], dir.path());
+    assert_eq!(code, 1, "{err}");
+    let findings: Value = serde_json::from_str(&out).unwrap();
+    let load = findings.as_array().unwrap().iter().find(|f| f["code"] == "OOM008").expect("the load is found");
+    assert_eq!(load["fix"], Value::Null, "{load}");
+    let (code, out, err) = run(&["check", "--fix", "--unsafe-fixes"], dir.path());
+    assert_eq!(code, 1, "{out}{err}");
+    let fixed = fs::read_to_string(dir.path().join("open.ipynb")).unwrap();
+    assert!(fixed.contains("with autocast('cuda')") && fixed.contains("torch.amp import autocast"), "{fixed}");
+}

@@ -29,6 +29,19 @@ pub fn fix_source(
     settings: &RuleSettings,
     threshold: Applicability,
 ) -> FixResult {
+    fix_source_keeping(engine, source, path, settings, threshold, |_, _| true)
+}
+
+/// Fix `source` with every fix at least as safe as `threshold` that `applicable` (given
+/// the text being fixed) keeps.
+pub fn fix_source_keeping(
+    engine: &Engine,
+    source: &str,
+    path: &Path,
+    settings: &RuleSettings,
+    threshold: Applicability,
+    applicable: impl Fn(&str, &Diagnostic) -> bool,
+) -> FixResult {
     let line_ending = crate::source::dominant_line_ending(source);
     let baseline_errors = error_count(source);
     let mut text = source.to_string();
@@ -39,6 +52,7 @@ pub fn fix_source(
         let candidates: Vec<&Diagnostic> = diagnostics
             .iter()
             .filter(|d| d.fix.as_ref().is_some_and(|f| f.is_applicable(threshold)))
+            .filter(|d| applicable(&text, d))
             .filter(|d| !dropped.iter().any(|x| x.code == d.code && x.message == d.message))
             .collect();
         let chosen = non_overlapping(&candidates);

@@ -213,6 +213,21 @@ impl Cells {
     }
 }
 
+/// Whether each edit of `diagnostic`'s fix lies inside a cell of `joined` (the cells
+/// joined, at any round of fixing). A statement left open at the end of a cell runs on
+/// into the next in the joined text, and a fix placed by it can land between cells, in
+/// no cell at all.
+pub fn fix_edits_only_cells(joined: &str, diagnostic: &Diagnostic) -> bool {
+    let Some(fix) = &diagnostic.fix else { return true };
+    let mut cells = Vec::new();
+    let mut start = 0;
+    for chunk in joined.split_inclusive(CELL_END) {
+        cells.push(start..=start + chunk.strip_suffix(CELL_END).unwrap_or(chunk).len());
+        start += chunk.len();
+    }
+    fix.edits().iter().all(|e| cells.iter().any(|cell| cell.contains(&e.range.start) && cell.contains(&e.range.end)))
+}
+
 /// Append one (masked) cell to the joined text, ended by a newline and `CELL_END`.
 fn push_cell(joined: &mut String, text: &str) {
     joined.push_str(text);
