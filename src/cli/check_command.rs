@@ -239,7 +239,7 @@ fn project_of(paths: &[PathBuf], checked: &[PathBuf], resolver: &mut ConfigResol
     files.extend(checked.iter().cloned());
     files.sort();
     files.dedup();
-    let (index, skipped) = ProjectIndex::build(&files);
+    let (index, skipped) = ProjectIndex::lazy(&files);
     let checked: Vec<PathBuf> = checked.iter().map(|f| project::normalize(f)).collect();
     for file in skipped.iter().filter(|s| !checked.contains(&s.path)) {
         eprintln!("warning: {}: not indexed: {}", display(&file.path), file.reason);

@@ -19,7 +19,7 @@ pub mod summary;
 use crate::diagnostic::Related;
 use crate::engine::facts::cross_file::{Callers, ProjectFacts};
 use crate::engine::facts::tensors::TensorValue;
-use crate::lint::SourceKind;
+use crate::lint::{SourceKind, is_notebook};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -40,8 +40,10 @@ pub struct ProjectIndex {
 
 struct Indexed {
     content: u64,
-    summary: Arc<FileSummary>,
-    /// The text, when it did not come from the disk (an editor's buffer).
+    /// Set when indexed, or, for a file indexed lazily, the first time a question needs it.
+    summary: OnceLock<Arc<FileSummary>>,
+    /// The text, when it did not come from the disk (an editor's buffer), or when the
+    /// file is indexed lazily.
     text: Option<Arc<str>>,
     /// What each function returns (see `summary::returned_values`), worked out the first
     /// time a rule asks.
@@ -50,7 +52,29 @@ struct Indexed {
 
 impl Indexed {
     fn new(content: u64, summary: Arc<FileSummary>, text: Option<Arc<str>>) -> Indexed {
-        Indexed { content, summary, text, returns: OnceLock::new() }
+        Indexed { content, summary: OnceLock::from(summary), text, returns: OnceLock::new() }
+    }
+
+    /// A Python file summarised only when a question needs it.
+    fn lazy(text: Arc<str>) -> Indexed {
+        Indexed { content: content_hash(&text), summary: OnceLock::new(), text: Some(text), returns: OnceLock::new() }
+    }
+
+    fn summary(&self, path: &Path) -> &Arc<FileSummary> {
+        self.summary.get_or_init(|| {
+            let text = self.text.as_deref().unwrap_or_default();
+            Arc::new(summarize_text(path, text).unwrap_or_default())
+        })
+    }
+
+    /// Whether the file may call or use a function named `name`: its summary has sites
+    /// of it, or, not summarised yet, its text has the name at all.
+    fn may_mention(&self, name: &str) -> bool {
+        match (self.summary.get(), &self.text) {
+            (Some(summary), _) => summary.sites.contains_key(name),
+            (None, Some(text)) => memchr::memmem::find(text.as_bytes(), name.as_bytes()).is_some(),
+            (None, None) => false,
+        }
     }
 }
 
@@ -83,6 +107,28 @@ impl ProjectIndex {
                 Ok((content, summary)) => {
                     let summary = index.by_content.entry(content).or_insert_with(|| Arc::new(summary)).clone();
                     index.files.insert(path, Indexed::new(content, summary, None));
+                }
+                Err(reason) => skipped.push(Skipped { path, reason }),
+            }
+        }
+        (index, skipped)
+    }
+
+    /// Index `files` to answer a few questions (`check`): each Python file is read now
+    /// and parsed only when a question may need it (a file is searched for a function's
+    /// callers only when its text has the function's name); notebooks are summarised now.
+    /// Unreadable files, and files that are not UTF-8 text, are skipped and returned.
+    pub fn lazy(files: &[PathBuf]) -> (ProjectIndex, Vec<Skipped>) {
+        // Notebooks are summarised now: what their code is is known only once parsed.
+        let (notebooks, python): (Vec<&PathBuf>, Vec<&PathBuf>) = files.iter().partition(|f| is_notebook(f));
+        let notebooks: Vec<PathBuf> = notebooks.into_iter().cloned().collect();
+        let (mut index, mut skipped) = ProjectIndex::build(&notebooks);
+        let read: Vec<(PathBuf, Result<String, String>)> =
+            python.par_iter().map(|file| (normalize(file), read_text(file))).collect();
+        for (path, text) in read {
+            match text {
+                Ok(text) => {
+                    index.files.insert(path, Indexed::lazy(Arc::from(text)));
                 }
                 Err(reason) => skipped.push(Skipped { path, reason }),
             }
@@ -138,7 +184,7 @@ impl ProjectIndex {
 
     pub fn apply(&mut self, prepared: Prepared) -> Change {
         let Prepared { path, content, summary, text, returns } = prepared;
-        let before = self.files.get(&path).map(|f| f.summary.clone());
+        let before = self.files.get(&path).map(|f| f.summary(&path).clone());
         let old_content = self.files.get(&path).map(|f| f.content);
         let returns_changed = match (self.files.get(&path).and_then(|f| f.returns.get()), &returns) {
             (Some(old), Some(new)) => old != new,
@@ -173,7 +219,8 @@ impl ProjectIndex {
 
     /// Forget a deleted file.
     pub fn remove(&mut self, path: &Path) -> Change {
-        let before = self.files.remove(&normalize(path)).map(|f| f.summary);
+        let path = normalize(path);
+        let before = self.files.remove(&path).map(|f| f.summary(&path).clone());
         Change { changed: before.is_some(), before, after: None }
     }
 
@@ -191,13 +238,13 @@ impl ProjectIndex {
             .files
             .iter()
             .filter(|(path, _)| **path != changed)
-            .filter(|(_, file)| {
-                let defines = file.summary.functions.iter().any(|f| {
+            .filter(|(path, file)| {
+                let summary = file.summary(path);
+                let defines = summary.functions.iter().any(|f| {
                     let last = f.name.rsplit('.').next().unwrap_or(&f.name);
                     names.contains(&last)
                 });
-                let imports = file
-                    .summary
+                let imports = summary
                     .imports
                     .iter()
                     .any(|i| module_names.iter().any(|m| i.path.split('.').any(|part| part == m.as_str())));

@@ -38,7 +38,7 @@ impl<'i> Resolver<'i> {
     }
 
     fn file(&self, path: &Path) -> Option<(&'i Path, &'i FileSummary)> {
-        self.index.files.get_key_value(path).map(|(p, f)| (p.as_path(), &*f.summary))
+        self.index.files.get_key_value(path).map(|(p, f)| (p.as_path(), &**f.summary(p)))
     }
 
     fn function(&self, path: &'i Path, function: u32) -> Option<&'i FunctionSummary> {
@@ -124,9 +124,13 @@ impl<'i> Resolver<'i> {
         let name = short_name(&target.name);
         let mut found = Vec::new();
         for (file, indexed) in &self.index.files {
-            let Some(sites) = indexed.summary.sites.get(name) else { continue };
+            if !indexed.may_mention(name) {
+                continue;
+            }
+            let summary = indexed.summary(file);
+            let Some(sites) = summary.sites.get(name) else { continue };
             for site in sites {
-                if self.site_calls(file, &indexed.summary, site, name, path, function, target.is_method) {
+                if self.site_calls(file, summary, site, name, path, function, target.is_method) {
                     found.push((file.as_path(), site));
                 }
             }

@@ -168,64 +168,98 @@ impl<'s, 't> Walk<'s, 't> {
         }
     }
 
+    /// One pre-order walk with a tree cursor, keeping the path from the root (each
+    /// node's parent and grand-parent are known without asking the tree, which finds
+    /// them by a descent from the root).
     fn visit(&mut self, root: Node<'t>) {
         let top = Context { function: None, class: None, switch: None, nested: false };
-        // Each node with its parent: the walk knows it, and asking the tree for it climbs
-        // down from the root again.
-        let mut stack = vec![(root, top, None)];
-        while let Some((node, context, parent)) = stack.pop() {
-            let mut inner = context;
-            match node.kind() {
-                "function_definition" => inner = self.enter_function(node, context),
-                "lambda" => {
-                    inner.switch = None;
-                    inner.nested = context.function.is_some();
-                }
-                "class_definition" => {
-                    // Only classes at module level list their methods.
-                    let top_level = context.function.is_none() && context.class.is_none() && is_module_level(node);
-                    inner.class = top_level.then_some(node);
-                    if let Some(name) = node.child_by_field_name("name").filter(|_| top_level) {
-                        self.summary.definitions.insert(self.text(name).into(), Definition::Class);
-                    }
-                }
-                "with_statement" => {
-                    if let Some(switch) = with_switch(node, self.source) {
-                        inner.switch = Some(switch);
-                    }
-                }
-                "call" => self.call(node, context),
-                "identifier" | "attribute" => self.value_use(node, parent, context),
-                "import_statement" | "import_from_statement" => {
-                    self.import(node, context);
-                    continue;
-                }
-                "return_statement" if !context.nested => {
-                    if let Some(function) = context.function {
-                        self.returns.push((function, node));
-                    }
-                }
-                _ => {}
+        // Each node on the path with the context inside it and the one it was given.
+        let mut path: Vec<(Node<'t>, Context<'t>, Context<'t>)> = Vec::new();
+        let mut cursor = root.walk();
+        let mut context = top;
+        loop {
+            let node = cursor.node();
+            if node.is_named()
+                && let Some(inner) = self.enter(node, &path, context)
+                && cursor.goto_first_child()
+            {
+                path.push((node, inner, context));
+                context = child_context(node, cursor.node(), inner, context);
+                continue;
             }
-            let mut cursor = node.walk();
-            let children: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
-            // Reversed so the stack hands them out in document order.
-            for child in children.into_iter().rev() {
-                let child_context = match node.kind() {
-                    // A decorator runs where the `def` is, not inside the function.
-                    "function_definition" if child.kind() != "block" => context,
-                    "class_definition" if child.kind() != "block" => context,
-                    _ => inner,
-                };
-                stack.push((child, child_context, Some(node)));
+            // The next sibling, else the next sibling of the nearest ancestor that has one.
+            loop {
+                if cursor.goto_next_sibling() {
+                    let &(parent, inner, outer) = path.last().expect("a sibling has a parent");
+                    context = child_context(parent, cursor.node(), inner, outer);
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
+                path.pop();
             }
         }
     }
 
-    fn enter_function(&mut self, function: Node<'t>, context: Context<'t>) -> Context<'t> {
-        let decorators = decorators_of(function);
+    /// Record what `node` tells (its parents are the ends of `path`) and return the
+    /// context inside it, or `None` when nothing inside it matters.
+    fn enter(
+        &mut self,
+        node: Node<'t>,
+        path: &[(Node<'t>, Context<'t>, Context<'t>)],
+        context: Context<'t>,
+    ) -> Option<Context<'t>> {
+        let parent = path.last().map(|p| p.0);
+        let grandparent = path.len().checked_sub(2).map(|i| path[i].0);
+        let mut inner = context;
+        match node.kind() {
+            "function_definition" => inner = self.enter_function(node, parent, grandparent, context),
+            "lambda" => {
+                inner.switch = None;
+                inner.nested = context.function.is_some();
+            }
+            "class_definition" => {
+                // Only classes at module level list their methods.
+                let top_level =
+                    context.function.is_none() && context.class.is_none() && is_module_level(parent, grandparent);
+                inner.class = top_level.then_some(node);
+                if let Some(name) = node.child_by_field_name("name").filter(|_| top_level) {
+                    self.summary.definitions.insert(self.text(name).into(), Definition::Class);
+                }
+            }
+            "with_statement" => {
+                if let Some(switch) = with_switch(node, self.source) {
+                    inner.switch = Some(switch);
+                }
+            }
+            "call" => self.call(node, context),
+            "identifier" | "attribute" => self.value_use(node, parent, context),
+            "import_statement" | "import_from_statement" => {
+                self.import(node, context);
+                return None;
+            }
+            "return_statement" if !context.nested => {
+                if let Some(function) = context.function {
+                    self.returns.push((function, node));
+                }
+            }
+            _ => {}
+        }
+        Some(inner)
+    }
+
+    fn enter_function(
+        &mut self,
+        function: Node<'t>,
+        parent: Option<Node<'t>>,
+        grandparent: Option<Node<'t>>,
+        context: Context<'t>,
+    ) -> Context<'t> {
+        let decorated = parent.filter(|p| p.kind() == "decorated_definition");
+        let decorators = decorated.map(decorators_of).unwrap_or_default();
         let switch = decorators.iter().find_map(|d| d.named_child(0).and_then(|e| switch_of(e, self.source)));
-        let listed = context.function.is_none() && (context.class.is_some() || is_module_level(function));
+        let listed = context.function.is_none() && (context.class.is_some() || is_module_level(parent, grandparent));
         if !listed {
             // A nested function (a decorator's wrapper): its body runs when it is called,
             // under its own decorator's grad mode, else as the listed function around it.
@@ -407,19 +441,28 @@ fn is_parameter_around(node: Node, name: &str, source: &str) -> bool {
     })
 }
 
-fn decorators_of(function: Node) -> Vec<Node> {
-    match function.parent().filter(|p| p.kind() == "decorated_definition") {
-        Some(decorated) => {
-            let mut cursor = decorated.walk();
-            decorated.named_children(&mut cursor).filter(|d| d.kind() == "decorator").collect()
-        }
-        None => Vec::new(),
+fn decorators_of(decorated: Node) -> Vec<Node> {
+    let mut cursor = decorated.walk();
+    decorated.named_children(&mut cursor).filter(|d| d.kind() == "decorator").collect()
+}
+
+/// Whether a `def` or `class` whose parent and grand-parent are these is a statement of
+/// the module (decorated or not).
+fn is_module_level(parent: Option<Node>, grandparent: Option<Node>) -> bool {
+    match parent {
+        Some(p) if p.kind() == "decorated_definition" => grandparent.is_some_and(|g| g.kind() == "module"),
+        Some(p) => p.kind() == "module",
+        None => false,
     }
 }
 
-fn is_module_level(function: Node) -> bool {
-    let statement = function.parent().filter(|p| p.kind() == "decorated_definition").unwrap_or(function);
-    statement.parent().is_some_and(|p| p.kind() == "module")
+/// The context a child of `parent` is walked in: a decorator, a name or the parameters
+/// of a `def` or `class` are where the statement is, not inside it.
+fn child_context<'t>(parent: Node<'t>, child: Node<'t>, inner: Context<'t>, outer: Context<'t>) -> Context<'t> {
+    match parent.kind() {
+        "function_definition" | "class_definition" if child.kind() != "block" => outer,
+        _ => inner,
+    }
 }
 
 /// `name`, `a.b.name`: a dotted name made of identifiers only.
