@@ -197,6 +197,7 @@ fn random_edits_end_in_the_findings_of_a_fresh_lint() {
     }
     assert!(failures.is_empty(), "{} rounds disagree:\n\n{}", failures.len(), failures.join("\n\n"));
     // The partial relint is what is under test: enough random edits must take it (most
-    // land in module-level code, in small files, or near a name used elsewhere).
-    assert!(partial * 20 > relints, "{partial} of {relints} relints were partial");
+    // land in module-level code, in small files, on a line naming torch, or near a name
+    // used elsewhere).
+    assert!(partial * 40 > relints, "{partial} of {relints} relints were partial");
 }

@@ -68,6 +68,19 @@ pub fn changes_words_of_other_statements(
     new_region: Range<usize>,
     quotes_or_comment: bool,
 ) -> bool {
+    // The lines changed may hold a file-wide fact's word whose role the change altered
+    // without adding or taking it away (a `torch.save(...)` call broken, a suppression
+    // comment's codes edited): any such word on them counts.
+    let on_lines = |text: &str, region: &Range<usize>| {
+        let start = text[..region.start].rfind('\n').map_or(0, |i| i + 1);
+        let ends_a_line = region.end == 0 || text[..region.end].ends_with('\n');
+        let end =
+            if ends_a_line { region.end } else { text[region.end..].find('\n').map_or(text.len(), |i| region.end + i) };
+        words_of(&text[start..end]).any(|w| GLOBAL_WORDS.contains(&w))
+    };
+    if on_lines(old_text, &old_region) || on_lines(new_text, &new_region) {
+        return true;
+    }
     let old_region = whole_words(old_text, old_region);
     let new_region = whole_words(new_text, new_region);
     let mut counts: std::collections::HashMap<&str, isize> = std::collections::HashMap::new();
