@@ -92,7 +92,7 @@ impl Snapshot {
 /// findings stayed inside top-level definitions and touched nothing that other
 /// statements depend on (`incremental::relinted_range`).
 fn incremental_plan(state: &State, uri: &Uri) -> Option<(Range<usize>, isize, Vec<Diagnostic>)> {
-    if state.whole_file_relint {
+    if !state.partial_relint {
         return None;
     }
     let (_, previous) = state.results.get(uri)?;

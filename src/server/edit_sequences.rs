@@ -143,6 +143,7 @@ fn run_round(files: &[(PathBuf, String)], round: u64) -> Result<Round, String> {
         let mut random = Random(0x9e37_79b9_7f4a_7c15 ^ seed);
         let uri = Uri::from_file_path(path).expect("an absolute path");
         let mut state = State::default();
+        state.partial_relint = true;
         state.settings.overrides.preview = Some(true);
         state.documents.insert(uri.clone(), Document::new(text.clone(), 1));
         relint(&mut state, &uri);
