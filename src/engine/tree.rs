@@ -244,11 +244,14 @@ pub fn contains(outer: Node, inner: Node) -> bool {
 
 /// Every node under `root` (itself included), in document order.
 pub fn descendants(root: Node) -> Descendants {
-    Descendants { cursor: root.walk(), done: false }
+    Descendants { cursor: root.walk(), depth: 0, done: false }
 }
 
 pub struct Descendants<'t> {
     cursor: TreeCursor<'t>,
+    /// How far below `root` the cursor is, counted here: the cursor's own `depth()` walks
+    /// its whole stack, which makes a walk of a deep tree quadratic.
+    depth: usize,
     done: bool,
 }
 
@@ -260,9 +263,11 @@ impl<'t> Iterator for Descendants<'t> {
             return None;
         }
         let node = self.cursor.node();
-        if !self.cursor.goto_first_child() {
+        if self.cursor.goto_first_child() {
+            self.depth += 1;
+        } else {
             loop {
-                if self.cursor.depth() == 0 {
+                if self.depth == 0 {
                     self.done = true;
                     break;
                 }
@@ -270,6 +275,7 @@ impl<'t> Iterator for Descendants<'t> {
                     break;
                 }
                 self.cursor.goto_parent();
+                self.depth -= 1;
             }
         }
         Some(node)

@@ -157,13 +157,7 @@ fn network_on_cpu<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
         return false;
     }
     let name = checker.text(network);
-    let to_cpu = |mv: Node| tree::positional_args(mv).first().is_some_and(|a| is_cpu_text(tree::text(*a, source)));
-    // Moved to an accelerator anywhere in the file: `model.cuda()`, `model.to(device)`.
-    let moved_away = checker.facts.calls_named(&["cuda", "to"], checker.facts.root).into_iter().any(|mv| {
-        tree::method_receiver(mv).is_some_and(|r| tree::text(r, source) == name)
-            && !(tree::callee_name(mv, source) == Some("to") && to_cpu(mv))
-    });
-    if moved_away {
+    if moved_to_accelerator(checker).contains(name) {
         return false;
     }
     // Follow `name = <value>` back through `model = model.eval()` rebindings.
@@ -175,7 +169,7 @@ fn network_on_cpu<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
             let Some(receiver) = tree::method_receiver(value) else { break };
             match tree::callee_name(value, source) {
                 Some("cpu") => return true,
-                Some("to") if to_cpu(value) => return true,
+                Some("to") if to_cpu(value, source) => return true,
                 Some("to" | "cuda") => return false,
                 Some("eval" | "train" | "half" | "float" | "requires_grad_") => value = receiver,
                 _ => break,
@@ -189,6 +183,26 @@ fn network_on_cpu<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
             && tree::keyword_arg(value, "map_location", source).is_some_and(|m| is_cpu_text(tree::text(m, source)));
     }
     false
+}
+
+/// The receivers the file moves to an accelerator anywhere (`model.cuda()`,
+/// `model.to(device)`), as spelled: worked out once per file, asked per forward call.
+fn moved_to_accelerator(checker: &Checker) -> std::rc::Rc<std::collections::HashSet<String>> {
+    checker.facts.memo("OOM002 moved to an accelerator", None, || {
+        let source = checker.source();
+        checker
+            .facts
+            .calls_named(&["cuda", "to"], checker.facts.root)
+            .into_iter()
+            .filter(|&mv| !(tree::callee_name(mv, source) == Some("to") && to_cpu(mv, source)))
+            .filter_map(|mv| tree::method_receiver(mv).map(|r| tree::text(r, source).to_owned()))
+            .collect()
+    })
+}
+
+/// `.to("cpu")`, `.to(torch.device("cpu"))`: a move to the host.
+fn to_cpu(mv: Node, source: &str) -> bool {
+    tree::positional_args(mv).first().is_some_and(|a| is_cpu_text(tree::text(*a, source)))
 }
 
 /// `y = net(torch.randn(2, 3, 32, 32)); print(y.size())`: one forward pass, outside any

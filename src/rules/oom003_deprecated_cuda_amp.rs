@@ -180,6 +180,11 @@ fn bare_name_import<'t>(checker: &Checker<'_, 't>, reference: Node<'t>) -> Optio
 /// Every name the statement imports exists in `torch.amp`, and every use of each can
 /// take the device argument, so the import can move to `torch.amp` for all of them.
 fn rewritable_import<'t>(checker: &Checker<'_, 't>, statement: Node<'t>) -> bool {
+    // Asked for each use of the import's names, and it reads all of them.
+    *checker.facts.memo("OOM003 rewritable import", Some(statement), || every_use_rewritable(checker, statement))
+}
+
+fn every_use_rewritable<'t>(checker: &Checker<'_, 't>, statement: Node<'t>) -> bool {
     let module = statement.child_by_field_name("module_name").map(|m| checker.text(m));
     if !matches!(module, Some("torch.cuda.amp" | "torch.cpu.amp")) {
         return false;

@@ -196,6 +196,11 @@ fn other_branch_maps_to_cpu<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bo
 /// Every checkpoint this file writes is on the CPU: gathered with `offload_to_cpu=True`,
 /// or saved from a module moved with `.cpu()` first.
 fn file_saves_from_cpu(checker: &Checker) -> bool {
+    // A fact about the whole file, asked for every load in it.
+    *checker.facts.memo("OOM008 file saves from the CPU", None, || every_save_from_cpu(checker))
+}
+
+fn every_save_from_cpu(checker: &Checker) -> bool {
     let source = checker.source();
     if checker.facts.index().first_text_in(&["offload_to_cpu=True"], 0..source.len()).is_some() {
         return true;

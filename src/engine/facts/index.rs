@@ -10,8 +10,49 @@ use std::ops::Range;
 use std::rc::Rc;
 use tree_sitter::Node;
 
+/// The identifiers `len` bytes long that start at `positions` (sorted), in document order.
+/// One walk from the root that enters only the nodes holding some position, so the paths
+/// to neighbouring positions are walked once: looking each up from the root instead costs
+/// the tree's depth per position, and a long `a + b + ...` chain or a module of many
+/// statements makes that grow with the square of the file.
+fn identifiers_at<'t>(root: Node<'t>, positions: &[usize], len: usize) -> Vec<Node<'t>> {
+    let mut found = Vec::new();
+    // Nodes still to enter, each with the range of `positions` inside it.
+    let mut pending = vec![(root, 0, positions.len())];
+    while let Some((node, lo, hi)) = pending.pop() {
+        if node.kind() == "identifier" {
+            if node.byte_range().len() == len && positions[lo..hi].contains(&node.start_byte()) {
+                found.push(node);
+            }
+            continue;
+        }
+        let mut cursor = node.walk();
+        if !cursor.goto_first_child() {
+            continue;
+        }
+        let mut next = lo;
+        loop {
+            let child = cursor.node();
+            // Searched, not stepped through: in a deep chain one child holds nearly all.
+            let start = next + positions[next..hi].partition_point(|&p| p < child.start_byte());
+            next = start + positions[start..hi].partition_point(|&p| p < child.end_byte());
+            if start < next {
+                pending.push((child, start, next));
+            }
+            if next == hi || !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    found.sort_by_key(|n| n.start_byte());
+    found
+}
+
 /// Identifies a scope: the function, lambda or class node, or the module root.
 pub type ScopeId = usize;
+
+/// One name's bindings, by the scope each is made in.
+type BindingsByScope<'t> = HashMap<ScopeId, Vec<Binding<'t>>>;
 
 #[derive(Debug, Clone, Copy)]
 pub enum BindingKind<'t> {
@@ -52,6 +93,10 @@ pub struct FileIndex<'t> {
     words: std::cell::OnceCell<HashMap<&'t str, Vec<usize>>>,
     occurrences: RefCell<HashMap<String, Rc<[Node<'t>]>>>,
     bindings: RefCell<HashMap<String, Rc<[Binding<'t>]>>>,
+    /// The same bindings grouped by scope, per name: a name bound in every function of a
+    /// long script is looked up from each of them, and filtering all its bindings on each
+    /// lookup makes that grow with the square of the file.
+    scoped: RefCell<HashMap<String, Rc<BindingsByScope<'t>>>>,
     /// Start offsets of literal texts a rule looks for, found once per text: a rule that
     /// asks for each call whether the text before it holds one would otherwise search
     /// the file once per call.
@@ -66,6 +111,7 @@ impl<'t> FileIndex<'t> {
             words: std::cell::OnceCell::new(),
             occurrences: RefCell::default(),
             bindings: RefCell::default(),
+            scoped: RefCell::default(),
             texts: RefCell::default(),
         }
     }
@@ -106,11 +152,7 @@ impl<'t> FileIndex<'t> {
         let positions = words.get(name).map(Vec::as_slice).unwrap_or_default();
         let first = positions.partition_point(|&p| p < range.start);
         let last = positions.partition_point(|&p| p < range.end);
-        positions[first..last]
-            .iter()
-            .filter_map(|&at| self.root.descendant_for_byte_range(at, at + name.len()))
-            .filter(|n| n.kind() == "identifier" && n.byte_range().len() == name.len())
-            .collect()
+        identifiers_at(self.root, &positions[first..last], name.len())
     }
 
     /// Calls made through `name` (`name(...)` and `x.name(...)`) inside `range`, in
@@ -144,7 +186,17 @@ impl<'t> FileIndex<'t> {
     /// name, classified once: a lookup climbs the scope chain to the module for most
     /// names anyway, and the same names are looked up from many places.
     pub fn bindings_in(&self, scope: Node<'t>, name: &str) -> Vec<Binding<'t>> {
-        self.bindings(name).iter().filter(|b| b.scope == scope.id()).cloned().collect()
+        let known = self.scoped.borrow().get(name).cloned();
+        let by_scope = known.unwrap_or_else(|| {
+            let mut grouped = BindingsByScope::new();
+            for binding in self.bindings(name).iter() {
+                grouped.entry(binding.scope).or_default().push(binding.clone());
+            }
+            let grouped = Rc::new(grouped);
+            self.scoped.borrow_mut().insert(name.to_string(), grouped.clone());
+            grouped
+        });
+        by_scope.get(&scope.id()).cloned().unwrap_or_default()
     }
 
     /// Scopes whose bindings `node` can see, innermost first (class bodies are not

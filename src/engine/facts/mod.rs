@@ -13,10 +13,15 @@ pub mod version_guard;
 use crate::diagnostic::Related;
 use cross_file::ProjectFacts;
 use index::FileIndex;
+use std::any::Any;
 use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 use std::path::Path;
+use std::rc::Rc;
 use tree_sitter::Node;
+
+/// A memo's key and the node it is about (`usize::MAX`: the whole file).
+type MemoSlot = (&'static str, usize);
 
 pub struct Facts<'t> {
     pub source: &'t str,
@@ -31,6 +36,9 @@ pub struct Facts<'t> {
     project: Option<&'t dyn ProjectFacts>,
     /// Per function node: the place in another file that decided its grad mode.
     grad_reasons: RefCell<HashMap<usize, Related>>,
+    /// Answers a rule works out over the whole file but asks once per finding, kept for
+    /// the rest of this file's lint (see [`Facts::memo`]).
+    memos: RefCell<HashMap<MemoSlot, Rc<dyn Any>>>,
 }
 
 /// The quote character `source` mostly uses for strings (fixes write theirs in it).
@@ -51,7 +59,24 @@ impl<'t> Facts<'t> {
             quote: OnceCell::new(),
             project: None,
             grad_reasons: RefCell::new(HashMap::new()),
+            memos: RefCell::new(HashMap::new()),
         }
+    }
+
+    /// `compute()`'s answer for `key` (and `node`, for an answer per node), worked out the
+    /// first time it is asked in this file. A rule keeps what it computes in its own
+    /// module and memoizes it here, so that an answer drawn from the whole file is not
+    /// recomputed for every finding: that makes a file's time grow with the square of
+    /// its length.
+    pub fn memo<T: 'static>(&self, key: &'static str, node: Option<Node>, compute: impl FnOnce() -> T) -> Rc<T> {
+        let slot = (key, node.map_or(usize::MAX, |n| n.id()));
+        if let Some(known) = self.memos.borrow().get(&slot) {
+            return Rc::clone(known).downcast::<T>().expect("one type per memo key");
+        }
+        // Computed outside the borrow: it may ask other memos.
+        let value = Rc::new(compute());
+        self.memos.borrow_mut().insert(slot, value.clone());
+        value
     }
 
     /// Let the facts ask the project about callers, decorators and callees elsewhere.
