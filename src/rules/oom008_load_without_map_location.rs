@@ -240,10 +240,24 @@ fn cpu_only_file_writes_it(checker: &Checker, call: Node, target: Node) -> bool 
     // Written above the load: a converter that loads a file and saves it back under the
     // same name (`torch.save(model, ckpt)` after `torch.load(ckpt)`) reads what someone
     // else wrote.
-    checker.facts.calls_named(&["save"], checker.facts.root).into_iter().any(|save| {
-        save.start_byte() < call.start_byte()
-            && tree::text(save, source).starts_with("torch.save")
-            && tree::positional_args(save).get(1).is_some_and(|saved_to| tree::text(*saved_to, source) == path)
+    file_saves(checker).iter().any(|(at, saved_to)| *at < call.start_byte() && saved_to == path)
+}
+
+/// Where the file calls `torch.save` and the destination each names, as spelled: found
+/// once per file, asked for every load.
+fn file_saves(checker: &Checker) -> std::rc::Rc<Vec<(usize, String)>> {
+    checker.facts.memo("OOM008 torch.save destinations", None, || {
+        let source = checker.source();
+        checker
+            .facts
+            .calls_named(&["save"], checker.facts.root)
+            .into_iter()
+            .filter(|save| tree::text(*save, source).starts_with("torch.save"))
+            .filter_map(|save| {
+                let saved_to = tree::positional_args(save).get(1).copied()?;
+                Some((save.start_byte(), tree::text(saved_to, source).to_owned()))
+            })
+            .collect()
     })
 }
 
