@@ -174,6 +174,27 @@ fn imports_resolve_through_packages_relative_imports_and_re_exports() {
     assert_eq!(codes_in(&findings(dir.path(), &["."]), "project/evaluation.py"), vec!["OOM002"]);
 }
 
+/// A caller that names neither the function's module nor a package that re-exports it
+/// (`from . import evaluate` in the package itself) is still found: `check` parses a file
+/// for the index only when its text may reach the function's module, and a relative
+/// import of the package counts.
+#[test]
+fn a_relative_import_of_the_package_itself_reaches_its_re_exports() {
+    let run = "import torch\nfrom . import evaluate\n\n\ndef main(model, val_loader):\n    with torch.no_grad():\n        evaluate(model, val_loader)\n";
+    let dir = project(&[
+        ("project/__init__.py", "from .evaluation import evaluate\n"),
+        ("project/evaluation.py", EVALUATION),
+        ("project/run.py", run),
+    ]);
+    assert_eq!(codes_in(&findings(dir.path(), &["."]), "project/evaluation.py"), Vec::<&str>::new());
+    fs::write(
+        dir.path().join("project/run.py"),
+        run.replace("    with torch.no_grad():\n        evaluate", "    evaluate"),
+    )
+    .unwrap();
+    assert_eq!(codes_in(&findings(dir.path(), &["."]), "project/evaluation.py"), vec!["OOM002"]);
+}
+
 #[test]
 fn a_method_called_on_an_unknown_receiver_in_another_file_counts_as_called() {
     let trainer = "import torch\n\n\nclass Trainer:\n    def evaluate(self, val_loader):\n        self.model.eval()\n        for x, y in val_loader:\n            out = self.model(x)\n            print(out.sum().item())\n";

@@ -13,6 +13,7 @@
 //! callers are unknown), and grad modes set by `torch.set_grad_enabled(False)`
 //! statements in other files.
 
+mod importers;
 mod resolve;
 pub mod summary;
 
@@ -21,10 +22,10 @@ use crate::engine::facts::cross_file::{Callers, ProjectFacts};
 use crate::engine::facts::tensors::TensorValue;
 use crate::lint::{SourceKind, is_notebook};
 use rayon::prelude::*;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use summary::FileSummary;
 
 /// Files at or above this directory's level that mark a project's root.
@@ -36,6 +37,11 @@ pub struct ProjectIndex {
     /// Summaries by content hash: an unchanged text (a file saved again, an edit undone,
     /// the same file under two names) is not summarised twice.
     by_content: HashMap<u64, Arc<FileSummary>>,
+    /// Which texts name which modules, read the first time a question needs it (see
+    /// `importers`); forgotten when a file changes.
+    mentions: OnceLock<importers::Mentions>,
+    /// The files that may import a file, per file asked about.
+    importers: Mutex<HashMap<PathBuf, Arc<HashSet<PathBuf>>>>,
 }
 
 struct Indexed {
@@ -65,6 +71,11 @@ impl Indexed {
             let text = self.text.as_deref().unwrap_or_default();
             Arc::new(summarize_text(path, text).unwrap_or_default())
         })
+    }
+
+    /// Whether the file's summary is at hand (asking for it costs nothing).
+    fn is_summarized(&self) -> bool {
+        self.summary.get().is_some()
     }
 
     /// Whether the file may call or use a function named `name`: its summary has sites
@@ -133,7 +144,30 @@ impl ProjectIndex {
                 Err(reason) => skipped.push(Skipped { path, reason }),
             }
         }
+        index.forget_imports();
         (index, skipped)
+    }
+
+    /// The files that may reach `target` through imports (see `importers`), `target`
+    /// among them; worked out from the texts of the files not summarised yet, the only
+    /// ones whose summary costs a parse.
+    fn importers(&self, target: &Path) -> Arc<HashSet<PathBuf>> {
+        if let Some(known) = self.importers.lock().unwrap_or_else(|p| p.into_inner()).get(target) {
+            return known.clone();
+        }
+        let mentions = self.mentions.get_or_init(|| {
+            let texts = self.files.iter().filter_map(|(path, f)| Some((path.as_path(), f.text.as_deref()?))).collect();
+            importers::Mentions::read(self.files.keys().map(PathBuf::as_path), texts)
+        });
+        let found = mentions.importers(target);
+        self.importers.lock().unwrap_or_else(|p| p.into_inner()).insert(target.to_path_buf(), found.clone());
+        found
+    }
+
+    /// Forget who may import whom: the files changed.
+    fn forget_imports(&mut self) {
+        self.mentions = OnceLock::new();
+        self.importers.get_mut().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
     /// Add the files of another index (built from other files, e.g. in parts to report
@@ -141,6 +175,7 @@ impl ProjectIndex {
     pub fn merge(&mut self, other: ProjectIndex) {
         self.files.extend(other.files);
         self.by_content.extend(other.by_content);
+        self.forget_imports();
     }
 
     pub fn len(&self) -> usize {
@@ -193,6 +228,7 @@ impl ProjectIndex {
         if old_content == Some(content) {
             return Change { changed: false, before: before.clone(), after: before };
         }
+        self.forget_imports();
         // Forget the summary of the text being replaced unless another file has it too:
         // an editor session would otherwise keep one per keystroke.
         if let Some(old) = old_content
@@ -221,6 +257,7 @@ impl ProjectIndex {
     pub fn remove(&mut self, path: &Path) -> Change {
         let path = normalize(path);
         let before = self.files.remove(&path).map(|f| f.summary(&path).clone());
+        self.forget_imports();
         Change { changed: before.is_some(), before, after: None }
     }
 

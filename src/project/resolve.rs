@@ -8,7 +8,7 @@ use crate::diagnostic::Related;
 use crate::engine::facts::cross_file::Callers;
 use crate::engine::facts::grad_mode::GradSwitch;
 use crate::engine::facts::tensors::TensorValue;
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -123,8 +123,13 @@ impl<'i> Resolver<'i> {
         let Some(target) = self.function(path, function) else { return Vec::new() };
         let name = short_name(&target.name);
         let mut found = Vec::new();
+        // A file not summarised yet is parsed only if it may import `path`.
+        let importers = OnceCell::new();
         for (file, indexed) in &self.index.files {
             if !indexed.may_mention(name) {
+                continue;
+            }
+            if !indexed.is_summarized() && !importers.get_or_init(|| self.index.importers(path)).contains(file) {
                 continue;
             }
             let summary = indexed.summary(file);

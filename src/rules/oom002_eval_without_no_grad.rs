@@ -40,6 +40,17 @@ const TRAINING_CALLS: &[&str] = &["backward", "manual_backward", "step", "zero_g
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let Some(call) = found.get("forward") else { return };
     let facts = checker.facts;
+    // File-local questions first: most calls are not in evaluation code, and whether a
+    // call runs a network may ask the rest of the project about a helper's callers.
+    let Some(reason) = evaluation_reason(checker, call) else { return };
+    // The region one `no_grad` would cover: the loop around the call, else the function.
+    let region = tree::enclosing_loop(call).unwrap_or_else(|| tree::enclosing_body(call));
+    let function = tree::enclosing_function(call);
+    let validates_after_step =
+        function.is_some_and(|f| region.id() == f.id() && validates_after_training(checker, f, call));
+    if trains(checker, region) && !validates_after_step {
+        return;
+    }
     // A method of this class (`self._destroy_policy(policy)`) runs a network only if its
     // body does: a name that sounds like one says nothing.
     let own_method = call.child_by_field_name("function").is_some_and(|f| f.kind() == "attribute")
@@ -54,15 +65,6 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
         || network_on_cpu(checker, call)
         || shape_check(checker, call)
     {
-        return;
-    }
-    let Some(reason) = evaluation_reason(checker, call) else { return };
-    // The region one `no_grad` would cover: the loop around the call, else the function.
-    let region = tree::enclosing_loop(call).unwrap_or_else(|| tree::enclosing_body(call));
-    let function = tree::enclosing_function(call);
-    let validates_after_step =
-        function.is_some_and(|f| region.id() == f.id() && validates_after_training(checker, f, call));
-    if trains(checker, region) && !validates_after_step {
         return;
     }
     if facts.grad_disabled(call) || callers_decide(checker, call) {
@@ -120,12 +122,15 @@ fn runs_network_through_helper<'t>(checker: &Checker<'_, 't>, call: Node<'t>) ->
         a.kind() == "identifier" && heuristics::is_model_name(tree::text(a, source))
             || a.kind() == "attribute" && tree::last_name(a, source).is_some_and(heuristics::is_model_name)
     });
+    // Answered once per helper: a helper is called from many places.
     (handed_network || is_method)
-        && tree::descendants(helper).any(|n| {
-            n.kind() == "call"
-                && tree::enclosing_function(n).is_some_and(|f| f.id() == helper.id())
-                && facts.is_forward_call(n)
-                && !facts.grad_disabled(n)
+        && *facts.memo("OOM002 helper runs a network with autograd on", Some(helper), || {
+            tree::descendants(helper).any(|n| {
+                n.kind() == "call"
+                    && tree::enclosing_function(n).is_some_and(|f| f.id() == helper.id())
+                    && facts.is_forward_call(n)
+                    && !facts.grad_disabled(n)
+            })
         })
 }
 
