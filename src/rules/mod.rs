@@ -35,6 +35,17 @@ registry! {
     oom100_unused_suppression,
 }
 
+/// The words of what rules read over the whole file rather than around a finding (the
+/// file's `torch.save` calls, whether it moves a model to an accelerator anywhere): an
+/// edit on a line holding one may change findings elsewhere, and the language server
+/// then relints the whole file.
+pub fn file_wide_words() -> impl Iterator<Item = &'static str> {
+    [oom002_eval_without_no_grad::FILE_WIDE_WORDS, oom008_load_without_map_location::FILE_WIDE_WORDS]
+        .into_iter()
+        .flatten()
+        .copied()
+}
+
 pub struct Rule {
     /// Public, stable identifier (`OOM001`).
     pub code: &'static str,

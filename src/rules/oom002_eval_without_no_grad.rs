@@ -190,6 +190,9 @@ fn network_on_cpu<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
     false
 }
 
+/// Read over the whole file (`crate::rules::file_wide_words`): the moves to an accelerator.
+pub(super) const FILE_WIDE_WORDS: &[&str] = &["cuda", "to"];
+
 /// The receivers the file moves to an accelerator anywhere (`model.cuda()`,
 /// `model.to(device)`), as spelled: worked out once per file, asked per forward call.
 fn moved_to_accelerator(checker: &Checker) -> std::rc::Rc<std::collections::HashSet<String>> {

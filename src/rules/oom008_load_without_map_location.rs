@@ -193,6 +193,29 @@ fn other_branch_maps_to_cpu<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bo
     })
 }
 
+/// Read over the whole file (`crate::rules::file_wide_words`): its saves and where they
+/// come from, its use of accelerators, and (for a load outside any function, which
+/// reads the text above it) the in-memory and temporary files made before it.
+pub(super) const FILE_WIDE_WORDS: &[&str] = &[
+    "save",
+    "offload_to_cpu",
+    "cpu",
+    "cuda",
+    "to",
+    "device",
+    "mps",
+    "xla",
+    "open",
+    "seek",
+    "BytesIO",
+    "TemporaryFile",
+    "NamedTemporaryFile",
+    "SpooledTemporaryFile",
+    "TemporaryDirectory",
+    "mkdtemp",
+    "gettempdir",
+];
+
 /// Every checkpoint this file writes is on the CPU: gathered with `offload_to_cpu=True`,
 /// or saved from a module moved with `.cpu()` first.
 fn file_saves_from_cpu(checker: &Checker) -> bool {

@@ -92,16 +92,22 @@ impl Snapshot {
 /// findings stayed inside top-level definitions and touched nothing that other
 /// statements depend on (`incremental::relinted_range`).
 fn incremental_plan(state: &State, uri: &Uri) -> Option<(Range<usize>, isize, Vec<Diagnostic>)> {
-    if !state.partial_relint {
-        return None;
-    }
     let (_, previous) = state.results.get(uri)?;
     let document = state.documents.get(uri)?;
     if document.edits.is_empty() || document.edits.iter().any(|e| e.risky) {
         return None;
     }
+    // Lines ending in a lone carriage return are relinted as the newlines Python reads.
+    if matches!(crate::source::lone_carriage_returns_as_newlines(&document.text), std::borrow::Cow::Owned(_)) {
+        return None;
+    }
     let (span, delta) = incremental::dirty_span(&document.edits)?;
-    let unit = incremental::relinted_range(document.reparsed_tree()?, &document.text, &span)?;
+    let tree = document.reparsed_tree()?;
+    let unit = incremental::relinted_range(tree, &document.text, &span)?;
+    let now = incremental::FileLayout::of(tree, &document.text);
+    if !document.linted.as_ref()?.same_outside(&now, &unit, delta) {
+        return None;
+    }
     if previous.iter().any(|finding| incremental::depends_on_other_text(finding, &unit, delta)) {
         return None;
     }
@@ -151,6 +157,11 @@ pub async fn lint(
 pub fn keep(state: &mut State, uri: &Uri, version: i32, found: Vec<Diagnostic>) {
     if let Some(document) = state.documents.get_mut(uri) {
         document.edits.retain(|e| e.version > version);
+        // The layout of the text the findings are of: the current one, unless changes
+        // arrived since.
+        let current = document.version == version && document.edits.is_empty();
+        document.linted =
+            document.reparsed_tree().filter(|_| current).map(|tree| incremental::FileLayout::of(tree, &document.text));
     }
     state.results.insert(uri.clone(), (version, found));
 }

@@ -19,6 +19,10 @@ pub struct Document {
     pub index: LineIndex,
     /// Changes applied since the findings last stored for this document, each reparsed.
     pub edits: Vec<EditRecord>,
+    /// What the findings last stored for this document read outside their own
+    /// statements, when they are of the current text's tree or of one the `edits` lead
+    /// from (`None`: the next lint is of the whole file).
+    pub linted: Option<incremental::FileLayout>,
     /// Changes not yet reparsed, and the text the tree was last parsed from (kept only
     /// while some wait).
     pending: Vec<PendingEdit>,
@@ -40,7 +44,7 @@ impl Document {
     pub fn new(text: String, version: i32) -> Document {
         let tree = crate::engine::parse(&text);
         let index = LineIndex::new(&text);
-        Document { text, version, tree, index, edits: Vec::new(), pending: Vec::new(), parsed_text: None }
+        Document { text, version, tree, index, edits: Vec::new(), linted: None, pending: Vec::new(), parsed_text: None }
     }
 
     /// The syntax tree of the current text, reparsed incrementally if changes wait; the
@@ -93,7 +97,15 @@ impl Document {
                 pending.iter().any(|e| e.quotes_or_comment),
             );
         self.edits.push(EditRecord { version: self.version, start: from, old_end: old_region.end, new_end: to, risky });
-        self.tree = reparsed;
+        // Error recovery reusing the old tree can read broken code otherwise than a fresh
+        // parse of the same text does, and findings must not depend on the edits that led
+        // to a text: a tree with errors is parsed again from scratch. A partial relint then
+        // checks that every statement outside what it relints is unchanged and parses
+        // (`incremental::FileLayout`).
+        self.tree = match reparsed {
+            Some(tree) if tree.root_node().has_error() => crate::engine::parse(&self.text),
+            reparsed => reparsed,
+        };
     }
 
     /// Apply a client's changes made by `version` in order, stopping at the first one

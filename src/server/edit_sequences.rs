@@ -143,7 +143,6 @@ fn run_round(files: &[(PathBuf, String)], round: u64) -> Result<Round, String> {
         let mut random = Random(0x9e37_79b9_7f4a_7c15 ^ seed);
         let uri = Uri::from_file_path(path).expect("an absolute path");
         let mut state = State::default();
-        state.partial_relint = true;
         state.settings.overrides.preview = Some(true);
         state.documents.insert(uri.clone(), Document::new(text.clone(), 1));
         relint(&mut state, &uri);
@@ -171,8 +170,9 @@ fn run_round(files: &[(PathBuf, String)], round: u64) -> Result<Round, String> {
                         .collect::<Vec<_>>()
                         .join("\n")
                 };
+                let how = if partial { "partly relinted" } else { "relinted whole" };
                 return Err(format!(
-                    "round {round}, {} (file {number}) after the edits\n  {}\nkept or found by the server only:\n{}\n\
+                    "round {round}, {} (file {number}, {how}) after the edits\n  {}\nkept or found by the server only:\n{}\n\
                      found by a fresh lint only:\n{}\nthe text:\n{text}",
                     path.display(),
                     typed.join("\n  "),

@@ -1,16 +1,21 @@
-//! Relinting only what an edit touched. Most facts a rule uses are local to the
-//! top-level `def` or `class` around a finding. What crosses statements is judged twice:
+//! Relinting only what an edit touched. A finding depends on the text of the top-level
+//! statement it sits in and on facts drawn from the rest of the file; a partial relint
+//! relints the statements whose text changed and keeps the other findings only where
+//! every such fact is known unchanged:
 //!
-//! - by the syntax tree: the edits and every place whose structure the reparse changed
-//!   must lie inside the body of one top-level `def` or `class`, or cover whole top-level
-//!   definitions (a pasted or deleted function); an unclosed bracket or a changed
-//!   indentation that reshapes code further on reaches outside, and the file is relinted;
-//! - by the words an edit removes or inserts: imports, grad-mode words, suppression
-//!   comments and the other words whose facts rules gather over the whole file
-//!   (`GLOBAL_WORDS`), and the names of functions, classes and imports that are used
-//!   outside the edit (their call sites decide grad mode, their fixes look at every use).
+//! - the syntax tree: every top-level statement outside the relinted range stands where
+//!   it stood, with the same text, and parses without errors before and after
+//!   (`FileLayout`), so its tree is the same;
+//! - each rule's text test and the whole-file suppression (`FileLayout`);
+//! - facts gathered over the whole file, found through words: imports, grad-mode words,
+//!   suppression comments (`GLOBAL_WORDS`) and the words each rule names
+//!   (`crate::rules::file_wide_words`). An edit whose lines hold one is "risky";
+//! - names: a function's or class's callers and callees read what it returns and how it
+//!   is called, so the range takes in the statements that use a name it defines and the
+//!   definitions it calls, transitively (`relinted_range`); an edit that adds or removes
+//!   a name another statement uses is risky.
 //!
-//! Such a "risky" edit relints the whole file.
+//! A risky edit, or a check that fails, relints the whole file.
 
 use crate::diagnostic::{Diagnostic, TextRange};
 use std::ops::Range;
@@ -29,8 +34,9 @@ pub struct EditRecord {
 }
 
 /// Words whose appearance in or next to an edit may change findings outside its
-/// statement: imports and grad mode, suppression comments, and the words of facts some
-/// rules gather over the whole file (frozen networks, checkpoints saved from the CPU).
+/// statement: imports and grad mode, suppression comments, and the words of the facts
+/// the engine gathers over the whole file (frozen networks). Rules name theirs in
+/// `crate::rules::file_wide_words`.
 const GLOBAL_WORDS: &[&str] = &[
     "import",
     "from",
@@ -48,10 +54,12 @@ const GLOBAL_WORDS: &[&str] = &[
     "requires_grad_",
     "requires_grad",
     "parameters",
-    "save",
-    "offload_to_cpu",
-    "cpu",
+    "named_parameters",
 ];
+
+fn is_file_wide(word: &str) -> bool {
+    GLOBAL_WORDS.contains(&word) || crate::rules::file_wide_words().any(|w| w == word)
+}
 
 /// Whether a change may affect findings outside its statement by the words it adds
 /// or takes away: `old_region` of the old text became `new_region` of the new one (the
@@ -76,7 +84,7 @@ pub fn changes_words_of_other_statements(
         let ends_a_line = region.end == 0 || text[..region.end].ends_with('\n');
         let end =
             if ends_a_line { region.end } else { text[region.end..].find('\n').map_or(text.len(), |i| region.end + i) };
-        words_of(&text[start..end]).any(|w| GLOBAL_WORDS.contains(&w))
+        words_of(&text[start..end]).any(is_file_wide)
     };
     if on_lines(old_text, &old_region) || on_lines(new_text, &new_region) {
         return true;
@@ -95,7 +103,7 @@ pub fn changes_words_of_other_statements(
     if words.is_empty() {
         return false;
     }
-    if words.iter().any(|w| GLOBAL_WORDS.contains(w)) {
+    if words.iter().any(|w| is_file_wide(w)) {
         return true;
     }
     [(old_text, &old_region), (new_text, &new_region)].iter().any(|&(text, region)| {
@@ -126,6 +134,9 @@ fn is_word(c: char) -> bool {
 /// and conservatively: an occurrence on an import line, or on a line holding only names,
 /// commas and brackets (an import list continued over lines), counts.
 fn names_across_statements(text: &str, word: &str) -> bool {
+    if KEYWORDS.contains(&word) {
+        return false;
+    }
     let everywhere = 0..0;
     uses_outside(text, word, &everywhere).any(|at| {
         let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
@@ -141,9 +152,82 @@ fn names_across_statements(text: &str, word: &str) -> bool {
     })
 }
 
+/// Python's keywords, never names (`import`, `with` and the others that say something
+/// file-wide are in `GLOBAL_WORDS`).
+const KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
+    "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
+    "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
+];
+
 /// Whether `word` occurs as a whole word in `text` outside `edited`.
 fn used_outside(text: &str, word: &str, edited: Range<usize>) -> bool {
     uses_outside(text, word, &edited).next().is_some()
+}
+
+/// What findings outside the relinted text read besides their own statement's text, as
+/// it was when findings were last stored: a partial relint keeps those findings only
+/// where it finds all of it unchanged.
+///
+/// - The top-level statements and where each has a syntax error. A statement that parses
+///   is parsed the same wherever it stands, so an unchanged statement outside the relinted
+///   range, in unchanged boundaries and free of errors before and after, has the same
+///   tree. Error recovery may join or split statements, so errors outside the range, or
+///   a boundary that moved, relint the file.
+/// - Each rule's text test (`could_match`): a rule whose test flips starts or stops
+///   finding anything over the whole file.
+/// - Whether a comment ignores the whole file.
+///
+/// The other facts rules gather over the whole file are found through words: those
+/// `GLOBAL_WORDS` and the rules' `file_wide_words` name relint the file when an edit's
+/// lines hold one, and the names of functions and classes relint the statements that
+/// use them (`relinted_range`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileLayout {
+    units: Vec<(Range<usize>, bool)>,
+    could_match: Vec<bool>,
+    ignores_whole_file: bool,
+}
+
+impl FileLayout {
+    pub fn of(tree: &Tree, text: &str) -> FileLayout {
+        let root = tree.root_node();
+        let mut cursor = root.walk();
+        let units = root.named_children(&mut cursor).map(|u| (u.byte_range(), u.has_error())).collect();
+        FileLayout {
+            units,
+            could_match: crate::rules::RULES.iter().map(|rule| (rule.could_match)(text)).collect(),
+            ignores_whole_file: crate::suppress::Suppressions::ignores_whole_file(text),
+        }
+    }
+
+    /// Whether `now`, the layout after edits that lie inside `range` (current offsets)
+    /// and made the text `delta` bytes longer, agrees with this one outside `range`.
+    pub fn same_outside(&self, now: &FileLayout, range: &Range<usize>, delta: isize) -> bool {
+        if self.could_match != now.could_match || self.ignores_whole_file != now.ignores_whole_file {
+            return false;
+        }
+        let old_end = range.end as isize - delta;
+        if old_end < range.start as isize {
+            return false;
+        }
+        let old_range = range.start..old_end as usize;
+        let outside = |layout: &FileLayout, range: &Range<usize>, shift: isize| -> Vec<(Range<usize>, bool)> {
+            layout
+                .units
+                .iter()
+                .filter(|(u, _)| u.end <= range.start || range.end <= u.start)
+                .map(|(u, broken)| {
+                    let shift = if u.start >= range.end && u.end > range.start { shift } else { 0 };
+                    let moved = |x: usize| (x as isize + shift) as usize;
+                    (moved(u.start)..moved(u.end), *broken)
+                })
+                .collect()
+        };
+        let before = outside(self, &old_range, delta);
+        let after = outside(now, range, 0);
+        before == after && after.iter().all(|(_, broken)| !broken)
+    }
 }
 
 /// Where the edits since the last lint leave their mark: the span they cover in the
@@ -200,9 +284,11 @@ pub fn relinted_range(tree: &Tree, text: &str, span: &Range<usize>) -> Option<Ra
             span.clone()
         }
     };
+    // The names each top-level statement defines, found once.
+    let names: Vec<Vec<&str>> = units.iter().map(|u| defined_names(text, u.byte_range())).collect();
     loop {
         let mut grown = range.clone();
-        for name in defined_names(&units, &range, text) {
+        for name in defined_names(text, range.clone()) {
             for at in uses_outside(text, name, &range) {
                 let user = units.iter().find(|u| u.start_byte() <= at && at < u.end_byte())?;
                 grown = grown.start.min(user.start_byte())..grown.end.max(user.end_byte());
@@ -210,10 +296,11 @@ pub fn relinted_range(tree: &Tree, text: &str, span: &Range<usize>) -> Option<Ra
         }
         // The definitions the range calls: how a helper is called (once per step, under
         // `no_grad`) decides its own findings.
-        for unit in units.iter().filter(|u| u.end_byte() <= range.start || range.end <= u.start_byte()) {
-            let whole = unit.byte_range();
-            if defined_names(&units, &whole, text).iter().any(|name| used_inside(text, name, &range)) {
-                grown = grown.start.min(whole.start)..grown.end.max(whole.end);
+        for (unit, defined) in units.iter().zip(&names) {
+            if (unit.end_byte() <= range.start || range.end <= unit.start_byte())
+                && defined.iter().any(|name| used_inside(text, name, &range))
+            {
+                grown = grown.start.min(unit.start_byte())..grown.end.max(unit.end_byte());
             }
         }
         if grown == range {
@@ -240,26 +327,24 @@ fn definition(unit: Node) -> Option<Node> {
     }
 }
 
-/// The names the top-level definitions inside `range` give other code: each function's
-/// and class's name, and a class's methods.
-fn defined_names<'t>(units: &[Node], range: &Range<usize>, text: &'t str) -> Vec<&'t str> {
+/// The names the functions and classes defined in `range` of `text` give other code,
+/// at any depth: rules find a function's callers, and a method's, by its name wherever
+/// it is spelled. Read from the lines that start with `def` or `class` (a string
+/// holding such a line only adds a name, which only relints more).
+fn defined_names(text: &str, range: Range<usize>) -> Vec<&str> {
     let mut names = Vec::new();
-    let name_of = |definition: Node| definition.child_by_field_name("name").map(|n| &text[n.byte_range()]);
-    for unit in units.iter().filter(|u| range.start <= u.start_byte() && u.end_byte() <= range.end) {
-        let Some(definition) = definition(*unit) else { continue };
-        names.extend(name_of(definition));
-        if definition.kind() == "class_definition"
-            && let Some(body) = definition.child_by_field_name("body")
+    for line in text[range].lines() {
+        let code = line.trim_start();
+        let code = code.strip_prefix("async").filter(|rest| rest.starts_with(char::is_whitespace)).unwrap_or(code);
+        let code = code.trim_start();
+        let rest = code.strip_prefix("def").or_else(|| code.strip_prefix("class"));
+        if let Some(rest) = rest.filter(|rest| rest.starts_with(char::is_whitespace))
+            && let Some(name) = words_of(rest).next()
         {
-            let mut cursor = body.walk();
-            names.extend(body.named_children(&mut cursor).filter_map(definition_of).filter_map(name_of));
+            names.push(name);
         }
     }
     names
-}
-
-fn definition_of(member: Node) -> Option<Node> {
-    definition(member).filter(|d| d.kind() == "function_definition")
 }
 
 /// Whether `word` occurs as a whole word in `text` inside `range`.

@@ -44,10 +44,6 @@ pub struct State {
     /// The targets being linted now, each with whether a change arrived meanwhile (it
     /// is linted again once the running lint ends).
     pub linting: HashMap<Target, bool>,
-    /// Relint only the top-level definitions the changes touched (`incremental`). Off:
-    /// random edit sequences OOMLINT_EDIT_SEED=111, 121 and 135 still end in findings a
-    /// fresh lint does not give, so every change relints the whole file until they agree.
-    pub partial_relint: bool,
     /// The memory snapshot whose heaviest lines get inlay hints.
     pub snapshot: Option<super::inlay_hint::LoadedSnapshot>,
     /// The client redraws inlay hints when asked (`workspace/inlayHint/refresh`).

@@ -51,8 +51,8 @@ fn identifiers_at<'t>(root: Node<'t>, positions: &[usize], len: usize) -> Vec<No
 /// Identifies a scope: the function, lambda or class node, or the module root.
 pub type ScopeId = usize;
 
-/// One name's bindings, by the scope each is made in.
-type BindingsByScope<'t> = HashMap<ScopeId, Vec<Binding<'t>>>;
+/// The bindings of one name made directly in one scope.
+type ScopeBindings<'t> = Rc<[Binding<'t>]>;
 
 #[derive(Debug, Clone, Copy)]
 pub enum BindingKind<'t> {
@@ -93,10 +93,15 @@ pub struct FileIndex<'t> {
     words: std::cell::OnceCell<HashMap<&'t str, Vec<usize>>>,
     occurrences: RefCell<HashMap<String, Rc<[Node<'t>]>>>,
     bindings: RefCell<HashMap<String, Rc<[Binding<'t>]>>>,
-    /// The same bindings grouped by scope, per name: a name bound in every function of a
-    /// long script is looked up from each of them, and filtering all its bindings on each
-    /// lookup makes that grow with the square of the file.
-    scoped: RefCell<HashMap<String, Rc<BindingsByScope<'t>>>>,
+    /// The bindings of a name made directly in one scope, per (scope, name). Each is
+    /// classified from the occurrences inside that scope alone (the module's: outside
+    /// every top-level definition's body), so that a lookup costs what the scope holds,
+    /// not every use of the name in the file: relinting one function of a long script
+    /// looks up `model` and `print` without classifying each function's.
+    scoped: RefCell<HashMap<(ScopeId, String), ScopeBindings<'t>>>,
+    /// The bodies of the top-level functions and classes, in order: names used inside
+    /// them are not bound in the module's scope.
+    definition_bodies: std::cell::OnceCell<Vec<Range<usize>>>,
     /// Start offsets of literal texts a rule looks for, found once per text: a rule that
     /// asks for each call whether the text before it holds one would otherwise search
     /// the file once per call.
@@ -112,6 +117,7 @@ impl<'t> FileIndex<'t> {
             occurrences: RefCell::default(),
             bindings: RefCell::default(),
             scoped: RefCell::default(),
+            definition_bodies: std::cell::OnceCell::new(),
             texts: RefCell::default(),
         }
     }
@@ -182,21 +188,50 @@ impl<'t> FileIndex<'t> {
     }
 
     /// Bindings of `name` made directly in `scope` (a function, lambda or class node, or
-    /// the root), sorted by where they take effect. Taken from the file's bindings of the
-    /// name, classified once: a lookup climbs the scope chain to the module for most
-    /// names anyway, and the same names are looked up from many places.
+    /// the root), sorted by where they take effect. A binding lies inside the scope it
+    /// is made in, and one made in the module outside every top-level definition's body
+    /// (a definition's own name is in its header), so only those occurrences are
+    /// classified: the same names are looked up from many places, and a lookup climbs
+    /// the scope chain to the module for most names.
     pub fn bindings_in(&self, scope: Node<'t>, name: &str) -> Vec<Binding<'t>> {
-        let known = self.scoped.borrow().get(name).cloned();
-        let by_scope = known.unwrap_or_else(|| {
-            let mut grouped = BindingsByScope::new();
-            for binding in self.bindings(name).iter() {
-                grouped.entry(binding.scope).or_default().push(binding.clone());
-            }
-            let grouped = Rc::new(grouped);
-            self.scoped.borrow_mut().insert(name.to_string(), grouped.clone());
-            grouped
+        let key = (scope.id(), name.to_string());
+        if let Some(known) = self.scoped.borrow().get(&key) {
+            return known.to_vec();
+        }
+        let candidates = if scope.id() == self.root.id() {
+            self.module_level_occurrences(name)
+        } else {
+            self.occurrences_in(name, scope.byte_range())
+        };
+        let found = self.classify_all(candidates.into_iter());
+        let found: Rc<[Binding<'t>]> = found.into_iter().filter(|b| b.scope == scope.id()).collect();
+        self.scoped.borrow_mut().insert(key, found.clone());
+        found.to_vec()
+    }
+
+    /// The identifiers spelled `name` outside the bodies of top-level functions and
+    /// classes.
+    fn module_level_occurrences(&self, name: &str) -> Vec<Node<'t>> {
+        let words = self.words.get_or_init(|| word_offsets(self.source));
+        let bodies = self.definition_bodies.get_or_init(|| {
+            let mut cursor = self.root.walk();
+            self.root
+                .named_children(&mut cursor)
+                .filter_map(|unit| match unit.kind() {
+                    "decorated_definition" => unit.child_by_field_name("definition"),
+                    "function_definition" | "class_definition" => Some(unit),
+                    _ => None,
+                })
+                .filter_map(|definition| definition.child_by_field_name("body"))
+                .map(|body| body.byte_range())
+                .collect()
         });
-        by_scope.get(&scope.id()).cloned().unwrap_or_default()
+        let outside_bodies = |at: &usize| {
+            let next = bodies.partition_point(|body| body.end <= *at);
+            bodies.get(next).is_none_or(|body| *at < body.start)
+        };
+        let positions: Vec<usize> = words.get(name).into_iter().flatten().copied().filter(outside_bodies).collect();
+        identifiers_at(self.root, &positions, name.len())
     }
 
     /// Scopes whose bindings `node` can see, innermost first (class bodies are not

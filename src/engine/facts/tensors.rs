@@ -257,9 +257,11 @@ impl<'t> Facts<'t> {
     /// model` ... `model = torch.load(f)` rebinds it to a network, which a function reading
     /// the global sees once it runs), except to a wrapper of itself (`f =
     /// torch.jit.trace(f, ...)`, `torch.compile(f)`).
-    fn names_code(&self, name: &str, scope: super::index::ScopeId) -> bool {
-        let bindings = self.index().bindings(name);
-        let in_scope = || bindings.iter().filter(|b| b.scope == scope);
+    /// `at` is a use of the name, from whose scope chain `scope` is.
+    fn names_code(&self, name: &str, at: Node<'t>, scope: super::index::ScopeId) -> bool {
+        let Some(scope) = self.index().scope_chain(at).into_iter().find(|s| s.id() == scope) else { return false };
+        let bindings = self.index().bindings_in(scope, name);
+        let in_scope = || bindings.iter();
         in_scope().any(|b| matches!(b.kind, BindingKind::Definition | BindingKind::Import))
             && in_scope().all(|b| match b.kind {
                 BindingKind::Value(value) => tree::mentions(value, name, self.source),
@@ -438,7 +440,7 @@ impl<'t> Facts<'t> {
                 let name = self.text(function);
                 heuristics::is_model_name(name)
                     && !name.starts_with(char::is_uppercase)
-                    && !self.index().lookup(name, function).is_some_and(|b| self.names_code(name, b.scope))
+                    && !self.index().lookup(name, function).is_some_and(|b| self.names_code(name, function, b.scope))
             }
             "attribute" => {
                 let Some(name) = tree::last_name(function, self.source) else { return false };
