@@ -271,6 +271,98 @@ fn accumulated_for_backward<'t>(
     backward_mentions
         || returns(checker, body, name, !is_list)
         || reduced.iter().any(|derived| returns(checker, body, derived, true))
+        || flows_into_backward(checker, body, store.end_byte(), vec![name.to_string()], 0)
+}
+
+/// Whether what `names` hold after `after` reaches a `backward()` in `body`, through
+/// the assignments that follow (`values = torch.cat(values)`, `advantage = returns -
+/// values`, `loss = actor_loss + critic_loss`, `loss.backward()`) or through a function
+/// of this file that it is handed to and that backpropagates through the matching
+/// parameter (`compute_loss(policies, values)`): a rollout's outputs kept for the update
+/// at its end. A name rebound to a detached value (`values = torch.cat(values).detach()`)
+/// or to something that does not read the flow no longer carries it.
+fn flows_into_backward<'t>(
+    checker: &Checker<'_, 't>,
+    body: Node<'t>,
+    after: usize,
+    mut names: Vec<String>,
+    depth: usize,
+) -> bool {
+    let source = checker.source();
+    let facts = checker.facts;
+    let reads = |node: Node, names: &[String]| names.iter().any(|n| tree::mentions(node, n, source));
+    for later in tree::descendants(body).filter(|n| n.start_byte() >= after) {
+        if tree::enclosing_body(later).id() != body.id() {
+            continue;
+        }
+        match later.kind() {
+            "assignment" | "augmented_assignment" | "for_statement" => {
+                let (Some(target), Some(read)) = (later.child_by_field_name("left"), later.child_by_field_name("right"))
+                else {
+                    continue;
+                };
+                let targets: Vec<String> =
+                    target_names(target).into_iter().map(|n| tree::text(n, source).to_string()).collect();
+                let carried = reads(read, &names) && facts.tensor_value(read) != TensorValue::Detached;
+                if carried {
+                    names.extend(targets.into_iter().filter(|t| !names.contains(t)).collect::<Vec<_>>());
+                } else if later.kind() != "augmented_assignment" {
+                    names.retain(|n| !targets.contains(n));
+                }
+            }
+            "call" if reads(later, &names) => {
+                if tree::callee_name(later, source).is_some_and(|c| BACKWARD_NAMES.contains(&c)) {
+                    return true;
+                }
+                if depth < 2 && hands_flow_to_backward(checker, later, &names, depth) {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+        if names.is_empty() {
+            return false;
+        }
+    }
+    false
+}
+
+/// `compute_loss(policies, values)`, a function of this file: whether a parameter that
+/// receives one of `names` flows into a `backward()` inside it.
+fn hands_flow_to_backward<'t>(checker: &Checker<'_, 't>, call: Node<'t>, names: &[String], depth: usize) -> bool {
+    let source = checker.source();
+    let Some(definition) = checker.facts.local_definition(call) else { return false };
+    let Some(parameters) = definition.child_by_field_name("parameters") else { return false };
+    let mut parameter_names: Vec<&str> = parameters
+        .named_children(&mut parameters.walk())
+        .filter_map(|p| match p.kind() {
+            "identifier" => Some(p),
+            "typed_parameter" => p.named_child(0).filter(|n| n.kind() == "identifier"),
+            "default_parameter" | "typed_default_parameter" => p.child_by_field_name("name"),
+            _ => None,
+        })
+        .map(|n| tree::text(n, source))
+        .collect();
+    if tree::method_receiver(call).is_some() && parameter_names.first() == Some(&"self") {
+        parameter_names.remove(0);
+    }
+    let mut received: Vec<String> = tree::positional_args(call)
+        .into_iter()
+        .zip(parameter_names.iter())
+        .filter(|(argument, _)| names.iter().any(|n| tree::mentions(*argument, n, source)))
+        .map(|(_, parameter)| parameter.to_string())
+        .collect();
+    if let Some(arguments) = call.child_by_field_name("arguments") {
+        for keyword in arguments.named_children(&mut arguments.walk()).filter(|a| a.kind() == "keyword_argument") {
+            if let (Some(name), Some(value)) = (keyword.child_by_field_name("name"), keyword.child_by_field_name("value"))
+                && names.iter().any(|n| tree::mentions(value, n, source))
+            {
+                received.push(tree::text(name, source).to_string());
+            }
+        }
+    }
+    let Some(callee_body) = definition.child_by_field_name("body") else { return false };
+    !received.is_empty() && flows_into_backward(checker, definition, callee_body.start_byte(), received, depth + 1)
 }
 
 /// Whether `function` returns `name` as a tensor, as itself or reduced (`return total`,

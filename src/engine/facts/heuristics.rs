@@ -58,6 +58,7 @@ const MODEL_NAMES: &[&str] = &[
 const VERBS: &[&str] = &[
     "get", "load", "build", "create", "make", "wrap", "unwrap", "init", "setup", "prepare", "save", "compile",
     "freeze", "set", "copy", "clone", "export", "convert", "to", "from", "is", "has", "reset", "register", "apply",
+    "update",
 ];
 
 /// `model`, `self.net`, `ddp_model`, `text_encoder`, `ResNet`: a name that holds a network.

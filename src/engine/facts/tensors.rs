@@ -194,6 +194,8 @@ impl<'t> Facts<'t> {
             BindingKind::Unpacked(value) => match self.value_at_depth(value, depth + 1) {
                 // `logits, loss = model(x)`: a model's outputs all carry its graph.
                 TensorValue::Attached if self.is_forward_or_loss_call(value) => TensorValue::Attached,
+                // `hidden, out = mlp.forward(x)` of a network that computes its own gradients.
+                TensorValue::Detached if self.is_hand_written_forward(value) => TensorValue::Detached,
                 _ => TensorValue::Unknown,
             },
             // `loss *= n`: the name carries the graph of its operand or of its earlier value.
@@ -236,6 +238,22 @@ impl<'t> Facts<'t> {
         if self.is_forward_call(call) && self.is_frozen_module(call) {
             return Unknown; // no parameter takes a gradient; the input may still carry one
         }
+        if self.is_hand_written_forward(call) {
+            return Detached;
+        }
+        // A loss of a prediction cut from its graph (`criterion(out.data, y)`,
+        // `mse(out.detach(), y)`), or of what a hand-written network returns, holds no
+        // graph unless another argument does. Only the prediction's place counts for a
+        // cut: a target cut from its graph (`mse_loss(q, target.detach())`) is common in
+        // losses that do backpropagate.
+        if self.is_loss_call(call) {
+            let arguments = tree::positional_args(call);
+            let cut = arguments.first().is_some_and(|a| self.cut_from_graph(*a, depth + 1, true))
+                || arguments.iter().any(|a| self.cut_from_graph(*a, depth + 1, false));
+            if cut && arguments.iter().all(|a| self.value_at_depth(*a, depth + 1) != Attached) {
+                return Detached;
+            }
+        }
         // A function of another project file: what its own `return`s hand back, whatever
         // its name says.
         if let Some((value, _)) = self.project_callee(call) {
@@ -250,6 +268,61 @@ impl<'t> Facts<'t> {
             return Attached;
         }
         Unknown
+    }
+
+    /// `mlp.forward(x)` (or `mlp(x)`) where the same function also calls `mlp.backward(...)`:
+    /// a network written by hand, computing its own gradients. `nn.Module` has no
+    /// `backward` method, so a network with one is not run by autograd.
+    pub fn is_hand_written_forward(&self, call: Node<'t>) -> bool {
+        let Some(function) = call.child_by_field_name("function") else { return false };
+        let network = match function.kind() {
+            "attribute" if tree::last_name(function, self.source) == Some("forward") => {
+                function.child_by_field_name("object")
+            }
+            "identifier" if heuristics::is_model_name(self.text(function)) => Some(function),
+            _ => None,
+        };
+        let Some(network) = network.filter(|n| matches!(n.kind(), "identifier" | "attribute")) else {
+            return false;
+        };
+        let network = self.text(network);
+        let region = tree::enclosing_body(call);
+        self.calls_named(&["backward"], region).into_iter().any(|backward| {
+            !tree::positional_args(backward).is_empty()
+                && tree::method_receiver(backward).is_some_and(|r| self.text(r) == network)
+        })
+    }
+
+    /// Whether `expr` is a value cut from its graph on purpose: `.data`, `.detach()`
+    /// (`at_prediction`), or the output of a hand-written network (anywhere), followed
+    /// through names and graph-keeping methods (`out.data.cpu()`).
+    fn cut_from_graph(&self, expr: Node<'t>, depth: usize, at_prediction: bool) -> bool {
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        let expr = tree::unparenthesize(expr);
+        match expr.kind() {
+            "identifier" => match self.index().lookup(self.text(expr), expr).map(|b| b.kind) {
+                Some(BindingKind::Value(value) | BindingKind::Unpacked(value)) => {
+                    self.cut_from_graph(value, depth + 1, at_prediction)
+                }
+                _ => false,
+            },
+            "attribute" => {
+                at_prediction && expr.child_by_field_name("attribute").is_some_and(|a| self.text(a) == "data")
+            }
+            "call" => {
+                if self.is_hand_written_forward(expr) {
+                    return true;
+                }
+                let method = tree::callee_name(expr, self.source).unwrap_or("");
+                let receiver = tree::method_receiver(expr);
+                (at_prediction && matches!(method, "detach" | "detach_") && receiver.is_some())
+                    || (GRAPH_KEEPING_METHODS.contains(&method)
+                        && receiver.is_some_and(|r| self.cut_from_graph(r, depth + 1, at_prediction)))
+            }
+            _ => false,
+        }
     }
 
     /// Whether `name` in `scope` is a function, class or module of the code rather than a
