@@ -26,10 +26,18 @@ pub static RULE: Rule = Rule {
     fix_title: "Store `loss.item()` (a Python number) or `tensor.detach()`",
     docs: FILES.1,
     query: FILES.0,
-    could_match: heuristics::mentions_graph_source,
+    could_match: could_hold_a_graph,
     reads_project: true,
     check: Check::Query(check),
 };
+
+/// A file that never names torch (nor Lightning) and never calls `backward` builds no
+/// autograd graph of its own: a `loss(x, y)` of plain numbers in a lesson that precedes
+/// the tensors.
+fn could_hold_a_graph(source: &str) -> bool {
+    heuristics::mentions_graph_source(source)
+        && ["torch", "lightning", "backward"].iter().any(|word| source.contains(word))
+}
 
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let (Some(store), Some(container), Some(value)) = (found.get("store"), found.get("container"), found.get("value"))

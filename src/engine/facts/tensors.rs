@@ -265,9 +265,74 @@ impl<'t> Facts<'t> {
             return Detached;
         }
         if self.is_forward_or_loss_call(call) {
+            if self.computes_gradients_by_hand(tree::enclosing_body(call)) {
+                return Detached;
+            }
             return Attached;
         }
         Unknown
+    }
+
+    /// Whether `region` (a function body or the module) computes its gradients by hand,
+    /// as teaching code for a network written from scratch does: it runs a backward pass
+    /// of its own (`net.backward(x, out, y)` with the tensors it needs, or a function of
+    /// this file named for one, `compute_backward_pass(...)`, `backprop(...)`) and no
+    /// autograd backward (`loss.backward()`). Nothing in it needs a graph, and the
+    /// forward passes and losses it computes hold none.
+    pub fn computes_gradients_by_hand(&self, region: Node<'t>) -> bool {
+        *self.memo("tensors::computes_gradients_by_hand", Some(region), || {
+            let hand_written: Vec<String> = self
+                .memo("tensors::hand_written_backward_functions", None, || {
+                    let mut names = Vec::new();
+                    let mut cursor = self.root.walk();
+                    let mut stack = vec![self.root];
+                    while let Some(node) = stack.pop() {
+                        if node.kind() == "function_definition"
+                            && let Some(name) = node.child_by_field_name("name")
+                            && heuristics::words(self.text(name)).iter().any(|w| w == "backward" || w == "backprop")
+                        {
+                            names.push(self.text(name).to_string());
+                        }
+                        stack.extend(node.named_children(&mut cursor).filter(|c| {
+                            matches!(
+                                c.kind(),
+                                "module"
+                                    | "block"
+                                    | "function_definition"
+                                    | "class_definition"
+                                    | "decorated_definition"
+                            )
+                        }));
+                    }
+                    names
+                })
+                .as_ref()
+                .clone();
+            let backward_calls = self.calls_named(&["backward"], region);
+            let by_autograd = backward_calls.iter().any(|c| tree::positional_args(*c).len() <= 1);
+            if by_autograd {
+                return false;
+            }
+            let by_method = backward_calls.iter().any(|c| {
+                tree::positional_args(*c).len() >= 2
+                    && tree::method_receiver(*c)
+                        .and_then(|r| tree::last_name(r, self.source))
+                        .is_some_and(heuristics::is_model_name)
+            });
+            by_method
+                || hand_written.iter().any(|name| {
+                    self.index().calls_named_in(name, region.byte_range()).into_iter().any(|c| {
+                        c.child_by_field_name("function").is_some_and(|f| f.kind() == "identifier")
+                            && self.local_definition(c).is_some_and(|definition| {
+                                // `def backward_step(loss): loss.backward()` is autograd's.
+                                !self
+                                    .calls_named(&["backward"], definition)
+                                    .iter()
+                                    .any(|b| tree::positional_args(*b).len() <= 1)
+                            })
+                    })
+                })
+        })
     }
 
     /// `mlp.forward(x)` (or `mlp(x)`) where the same function also calls `mlp.backward(...)`:
