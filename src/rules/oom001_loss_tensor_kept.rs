@@ -16,7 +16,7 @@ pub static RULE: Rule = Rule {
     code: "OOM001",
     slug: "loss-tensor-kept",
     default_severity: Severity::Error,
-    preview: true,
+    preview: false,
     summary: "A graph-attached tensor (a loss, a model output) is stored beyond its step",
     cost: Cost::Memory {
         figure: Figure::End,
@@ -26,17 +26,16 @@ pub static RULE: Rule = Rule {
     fix_title: "Store `loss.item()` (a Python number) or `tensor.detach()`",
     docs: FILES.1,
     query: FILES.0,
-    could_match: could_hold_a_graph,
+    could_match: heuristics::mentions_graph_source,
     reads_project: true,
     check: Check::Query(check),
 };
 
 /// A file that never names torch (nor Lightning) and never calls `backward` builds no
-/// autograd graph of its own: a `loss(x, y)` of plain numbers in a lesson that precedes
-/// the tensors.
-fn could_hold_a_graph(source: &str) -> bool {
-    heuristics::mentions_graph_source(source)
-        && ["torch", "lightning", "backward"].iter().any(|word| source.contains(word))
+/// autograd graph of its own (a `loss(x, y)` of plain numbers in a lesson that precedes
+/// the tensors): only a function of another project file can hand it one.
+fn names_autograd(source: &str) -> bool {
+    ["torch", "lightning", "backward"].iter().any(|word| source.contains(word))
 }
 
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
@@ -49,6 +48,9 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
         return;
     }
     if overwrites_one_slot(store) {
+        return;
+    }
+    if !names_autograd(checker.source()) && project_callee_of(checker, value).is_none() {
         return;
     }
     let step = tree::enclosing_loop(store);
