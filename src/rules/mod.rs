@@ -40,10 +40,14 @@ registry! {
 /// edit on a line holding one may change findings elsewhere, and the language server
 /// then relints the whole file.
 pub fn file_wide_words() -> impl Iterator<Item = &'static str> {
-    [oom002_eval_without_no_grad::FILE_WIDE_WORDS, oom008_load_without_map_location::FILE_WIDE_WORDS]
-        .into_iter()
-        .flatten()
-        .copied()
+    [
+        oom001_loss_tensor_kept::FILE_WIDE_WORDS,
+        oom002_eval_without_no_grad::FILE_WIDE_WORDS,
+        oom008_load_without_map_location::FILE_WIDE_WORDS,
+    ]
+    .into_iter()
+    .flatten()
+    .copied()
 }
 
 pub struct Rule {

@@ -38,6 +38,10 @@ fn names_autograd(source: &str) -> bool {
     ["torch", "lightning", "backward"].iter().any(|word| source.contains(word))
 }
 
+/// Read over the whole file (`crate::rules::file_wide_words`): whether it names autograd
+/// at all, and the backward passes it writes by hand (`engine::facts::tensors`).
+pub(super) const FILE_WIDE_WORDS: &[&str] = &["torch", "lightning", "backward", "backprop"];
+
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let (Some(store), Some(container), Some(value)) = (found.get("store"), found.get("container"), found.get("value"))
     else {
