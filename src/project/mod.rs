@@ -18,7 +18,7 @@ mod resolve;
 pub mod summary;
 
 use crate::diagnostic::Related;
-use crate::engine::facts::cross_file::{Callers, ProjectFacts};
+use crate::engine::facts::cross_file::{Callers, ProjectFacts, ProjectSession};
 use crate::engine::facts::tensors::TensorValue;
 use crate::lint::{SourceKind, is_notebook};
 use rayon::prelude::*;
@@ -42,6 +42,9 @@ pub struct ProjectIndex {
     mentions: OnceLock<importers::Mentions>,
     /// The files that may import a file, per file asked about.
     importers: Mutex<HashMap<PathBuf, Arc<HashSet<PathBuf>>>>,
+    /// The project files each file's imports resolve to, per file asked about: asked for
+    /// every caller of every function a lint asks about.
+    import_targets: Mutex<HashMap<PathBuf, Arc<HashSet<PathBuf>>>>,
 }
 
 struct Indexed {
@@ -168,6 +171,7 @@ impl ProjectIndex {
     fn forget_imports(&mut self) {
         self.mentions = OnceLock::new();
         self.importers.get_mut().unwrap_or_else(|p| p.into_inner()).clear();
+        self.import_targets.get_mut().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
     /// Add the files of another index (built from other files, e.g. in parts to report
@@ -326,32 +330,52 @@ pub struct Change {
     pub after: Option<Arc<FileSummary>>,
 }
 
+/// `check`'s index, read-only while the files are linted: one resolver per file's lint
+/// keeps its answers for the file's next questions.
 impl ProjectFacts for ProjectIndex {
-    fn callers(&self, path: &Path, qualname: &str) -> Callers {
-        resolve::Resolver::new(self).callers(&normalize(path), qualname)
-    }
-
-    fn decorator_disables_grad(&self, path: &Path, scope: Option<&str>, dotted: &str) -> Option<Related> {
-        resolve::Resolver::new(self).decorator_disables_grad(&normalize(path), scope, dotted)
-    }
-
-    fn callee_returns(&self, path: &Path, scope: Option<&str>, dotted: &str) -> Option<(TensorValue, Related)> {
-        resolve::Resolver::new(self).callee_returns(&normalize(path), scope, dotted)
+    fn session(&self) -> Box<dyn ProjectSession + '_> {
+        Box::new(resolve::Resolver::new(self))
     }
 }
 
-/// The index as the language server shares it: read by every lint, updated by edits.
-impl ProjectFacts for std::sync::RwLock<ProjectIndex> {
+impl ProjectSession for resolve::Resolver<'_> {
     fn callers(&self, path: &Path, qualname: &str) -> Callers {
-        read(self).callers(path, qualname)
+        self.callers(&normalize(path), qualname)
     }
 
     fn decorator_disables_grad(&self, path: &Path, scope: Option<&str>, dotted: &str) -> Option<Related> {
-        read(self).decorator_disables_grad(path, scope, dotted)
+        self.decorator_disables_grad(&normalize(path), scope, dotted)
     }
 
     fn callee_returns(&self, path: &Path, scope: Option<&str>, dotted: &str) -> Option<(TensorValue, Related)> {
-        read(self).callee_returns(path, scope, dotted)
+        self.callee_returns(&normalize(path), scope, dotted)
+    }
+}
+
+/// The index as the language server shares it: read by every lint, updated by edits
+/// meanwhile, so each question is answered from the index as it is then.
+impl ProjectFacts for std::sync::RwLock<ProjectIndex> {
+    fn session(&self) -> Box<dyn ProjectSession + '_> {
+        Box::new(SharedSession(self))
+    }
+}
+
+struct SharedSession<'i>(&'i std::sync::RwLock<ProjectIndex>);
+
+impl ProjectSession for SharedSession<'_> {
+    fn callers(&self, path: &Path, qualname: &str) -> Callers {
+        let index = read(self.0);
+        resolve::Resolver::new(&index).callers(&normalize(path), qualname)
+    }
+
+    fn decorator_disables_grad(&self, path: &Path, scope: Option<&str>, dotted: &str) -> Option<Related> {
+        let index = read(self.0);
+        resolve::Resolver::new(&index).decorator_disables_grad(&normalize(path), scope, dotted)
+    }
+
+    fn callee_returns(&self, path: &Path, scope: Option<&str>, dotted: &str) -> Option<(TensorValue, Related)> {
+        let index = read(self.0);
+        resolve::Resolver::new(&index).callee_returns(&normalize(path), scope, dotted)
     }
 }
 
@@ -475,11 +499,11 @@ mod tests {
         // Nobody asked: the summaries alone (equal) decide.
         assert!(!index.update(callee, &losses("x")).changed);
         // A parameter handed back: nothing known.
-        assert!(index.callee_returns(train, Some("train"), "score").is_none());
+        assert!(index.session().callee_returns(train, Some("train"), "score").is_none());
         let change = index.update(callee, &losses("loss"));
         assert!(change.changed);
         assert_eq!(index.dependents(callee, &change), [PathBuf::from("/p/train.py")]);
-        let asked = index.callee_returns(train, Some("train"), "score");
+        let asked = index.session().callee_returns(train, Some("train"), "score");
         assert_eq!(asked.map(|(value, _)| value), Some(TensorValue::Attached));
     }
 }

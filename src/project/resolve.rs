@@ -9,8 +9,9 @@ use crate::engine::facts::cross_file::Callers;
 use crate::engine::facts::grad_mode::GradSwitch;
 use crate::engine::facts::tensors::TensorValue;
 use std::cell::{OnceCell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// How many re-exports (or callers of callers) are followed before giving up.
 const MAX_DEPTH: usize = 6;
@@ -28,13 +29,11 @@ pub(super) struct Resolver<'i> {
     /// Whether a function runs with autograd disabled, per (file, function); `None`
     /// while it is being decided (a recursive call proves nothing).
     runs_disabled: RefCell<HashMap<(&'i Path, u32), Option<bool>>>,
-    /// Whether a file imports from a module, per (file, module).
-    imports: RefCell<HashMap<(&'i Path, &'i Path), bool>>,
 }
 
 impl<'i> Resolver<'i> {
     pub(super) fn new(index: &'i ProjectIndex) -> Resolver<'i> {
-        Resolver { index, runs_disabled: RefCell::new(HashMap::new()), imports: RefCell::new(HashMap::new()) }
+        Resolver { index, runs_disabled: RefCell::new(HashMap::new()) }
     }
 
     fn file(&self, path: &Path) -> Option<(&'i Path, &'i FileSummary)> {
@@ -178,17 +177,26 @@ impl<'i> Resolver<'i> {
 
     /// Whether `file` imports `module` or something defined in it.
     fn imports_from(&self, file: &'i Path, module: &'i Path) -> bool {
-        if let Some(&known) = self.imports.borrow().get(&(file, module)) {
-            return known;
+        self.import_targets(file).contains(module)
+    }
+
+    /// The project files `file`'s imports reach, worked out once per index.
+    fn import_targets(&self, file: &'i Path) -> Arc<HashSet<PathBuf>> {
+        let lock = || self.index.import_targets.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(known) = lock().get(file) {
+            return known.clone();
         }
-        let answer = self.file(file).is_some_and(|(file, summary)| {
-            summary.imports.iter().any(|import| {
-                let target = self.import_target(file, import.level, &import.path, 0);
-                matches!(target, Some(Target::Module(p) | Target::Function(p, _) | Target::Class(p, _)) if p == module)
-            })
+        let targets: HashSet<PathBuf> = self.file(file).map_or_else(HashSet::new, |(file, summary)| {
+            let reached = summary.imports.iter().filter_map(|import| {
+                match self.import_target(file, import.level, &import.path, 0)? {
+                    Target::Module(p) | Target::Function(p, _) | Target::Class(p, _) => Some(p.to_path_buf()),
+                }
+            });
+            reached.collect()
         });
-        self.imports.borrow_mut().insert((file, module), answer);
-        answer
+        let targets = Arc::new(targets);
+        lock().insert(file.to_path_buf(), targets.clone());
+        targets
     }
 
     /// Whether `site` (in `file`) runs with autograd disabled.

@@ -24,6 +24,15 @@ pub struct Callers {
 }
 
 pub trait ProjectFacts: Send + Sync {
+    /// Someone to ask the questions of one file's lint. A session may keep what one
+    /// question worked out (who imports whom, which functions run with autograd
+    /// disabled) for the next: the questions of one file are about the same few
+    /// functions and their callers.
+    fn session(&self) -> Box<dyn ProjectSession + '_>;
+}
+
+/// The questions the facts of one file ask about the rest of the project.
+pub trait ProjectSession {
     /// Calls, from files other than `path`, of the function `qualname` (`evaluate`,
     /// `Trainer.evaluate`) defined at `path`.
     fn callers(&self, path: &Path, qualname: &str) -> Callers;
@@ -62,7 +71,7 @@ impl<'t> Facts<'t> {
 
     /// What a call of a project function returns, and where that function is.
     pub fn project_callee(&self, call: Node<'t>) -> Option<(TensorValue, Related)> {
-        let project = self.project?;
+        let project = self.project.as_deref()?;
         let function = call.child_by_field_name("function")?;
         if !matches!(function.kind(), "identifier" | "attribute") {
             return None;

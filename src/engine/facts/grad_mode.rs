@@ -162,7 +162,7 @@ impl<'t> Facts<'t> {
     /// `@evaluation_mode` / `@utils.inference()`: a project function that wraps what it
     /// decorates in `torch.no_grad()` or `torch.inference_mode()`.
     fn project_decorator_disables(&self, expression: Node<'t>) -> bool {
-        let Some(project) = self.project else { return false };
+        let Some(project) = self.project.as_deref() else { return false };
         let callee = match expression.kind() {
             "call" => expression.child_by_field_name("function"),
             _ => Some(expression),
@@ -177,7 +177,7 @@ impl<'t> Facts<'t> {
     /// disabled; `None` when one of them runs it with autograd on (or passes it around
     /// as a value), and that place is kept as the reason.
     fn calls_from_other_files(&self, function: Node<'t>) -> Option<usize> {
-        let Some(project) = self.project else { return Some(0) };
+        let Some(project) = self.project.as_deref() else { return Some(0) };
         let Some(name) = self.project_name(function) else { return Some(0) };
         let callers = project.callers(self.path, &name);
         match callers.enabled {

@@ -11,7 +11,7 @@ pub mod tensors;
 pub mod version_guard;
 
 use crate::diagnostic::Related;
-use cross_file::ProjectFacts;
+use cross_file::{ProjectFacts, ProjectSession};
 use index::FileIndex;
 use std::any::Any;
 use std::cell::{OnceCell, RefCell};
@@ -33,7 +33,7 @@ pub struct Facts<'t> {
     /// The quote character the file mostly uses (counted once: fixes ask per finding).
     quote: OnceCell<char>,
     /// What the rest of the project says about this file's functions, when it is known.
-    project: Option<&'t dyn ProjectFacts>,
+    project: Option<Box<dyn ProjectSession + 't>>,
     /// Per function node: the place in another file that decided its grad mode.
     grad_reasons: RefCell<HashMap<usize, Related>>,
     /// Answers a rule works out over the whole file but asks once per finding, kept for
@@ -81,7 +81,7 @@ impl<'t> Facts<'t> {
 
     /// Let the facts ask the project about callers, decorators and callees elsewhere.
     pub fn with_project(mut self, project: Option<&'t dyn ProjectFacts>) -> Facts<'t> {
-        self.project = project;
+        self.project = project.map(|p| p.session());
         self
     }
 
