@@ -26,19 +26,17 @@ pub fn text<'s>(node: Node, source: &'s str) -> &'s str {
 
 /// Strict ancestors, innermost first.
 ///
-/// Through the parent index while one is in force (`index_parents`); otherwise by one
-/// descent from the root: `Node::parent` itself descends from the root on every call, so
-/// climbing parent by parent would repeat that descent per level.
-pub fn ancestors(node: Node) -> impl DoubleEndedIterator<Item = Node> {
-    let mut path = Vec::new();
-    if let Some(indexed) = with_index(node, |index| index.parent(node)) {
-        let mut next = indexed;
-        while let Some(parent) = next {
-            path.push(parent);
-            next = with_index(parent, |index| index.parent(parent)).flatten();
-        }
-        return path.into_iter();
+/// Climbed one parent at a time through the parent index while one is in force
+/// (`index_parents`), so a caller that stops at the nearest function pays only for the
+/// levels it looks at: in deeply nested code, collecting the whole path for every such
+/// question makes the file's time grow with the square of its depth. Without an index,
+/// by one descent from the root: `Node::parent` itself descends from the root on every
+/// call, so climbing parent by parent would repeat that descent per level.
+pub fn ancestors(node: Node) -> Ancestors {
+    if with_index(node, |_| ()).is_some() {
+        return Ancestors::Climbing(Some(node));
     }
+    let mut path = Vec::new();
     let mut current = root_of(node);
     while current.id() != node.id() {
         path.push(current);
@@ -47,8 +45,29 @@ pub fn ancestors(node: Node) -> impl DoubleEndedIterator<Item = Node> {
             None => break,
         }
     }
-    path.reverse();
-    path.into_iter()
+    Ancestors::Descended(path)
+}
+
+pub enum Ancestors<'t> {
+    /// Through the parent index, from this node up.
+    Climbing(Option<Node<'t>>),
+    /// The path from the root, outermost first (yielded from its end).
+    Descended(Vec<Node<'t>>),
+}
+
+impl<'t> Iterator for Ancestors<'t> {
+    type Item = Node<'t>;
+
+    fn next(&mut self) -> Option<Node<'t>> {
+        match self {
+            Ancestors::Climbing(current) => {
+                let up = with_index((*current)?, |index| index.parent((*current)?)).flatten();
+                *current = up;
+                up
+            }
+            Ancestors::Descended(path) => path.pop(),
+        }
+    }
 }
 
 /// The parent of `node` (through the parent index while one is in force).

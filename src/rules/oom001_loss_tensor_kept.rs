@@ -163,7 +163,7 @@ fn outlives_step<'t>(checker: &Checker<'_, 't>, container: Node<'t>, step: Optio
         return false;
     }
     let index = checker.facts.index();
-    let Some(scope) = index.scope_chain(root).into_iter().find(|s| !index.bindings_in(*s, name).is_empty()) else {
+    let Some(scope) = index.scope_chain(root).find(|s| !index.bindings_in(*s, name).is_empty()) else {
         return false; // never bound here: cannot tell
     };
     // A list of the store's own scope (local to one call, or a module-level name filled

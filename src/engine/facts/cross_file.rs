@@ -65,7 +65,7 @@ impl<'t> Facts<'t> {
     /// The project name of the top-level function or method around `node`, for
     /// resolving imports made inside it.
     pub(super) fn project_scope(&self, node: Node<'t>) -> Option<String> {
-        let function = tree::ancestors(node).rfind(|a| a.kind() == "function_definition")?;
+        let function = tree::ancestors(node).filter(|a| a.kind() == "function_definition").last()?;
         self.project_name(function)
     }
 

@@ -10,15 +10,30 @@ use std::ops::Range;
 use std::rc::Rc;
 use tree_sitter::Node;
 
-/// The identifiers `len` bytes long that start at `positions` (sorted), in document order.
+/// The identifiers `len` bytes long that start at `positions` (sorted), in document order,
+/// among the root's children `statements`.
 /// One walk from the root that enters only the nodes holding some position, so the paths
 /// to neighbouring positions are walked once: looking each up from the root instead costs
 /// the tree's depth per position, and a long `a + b + ...` chain or a module of many
 /// statements makes that grow with the square of the file.
-fn identifiers_at<'t>(root: Node<'t>, positions: &[usize], len: usize) -> Vec<Node<'t>> {
+fn identifiers_at<'t>(statements: &[Node<'t>], positions: &[usize], len: usize) -> Vec<Node<'t>> {
     let mut found = Vec::new();
-    // Nodes still to enter, each with the range of `positions` inside it.
-    let mut pending = vec![(root, 0, positions.len())];
+    // Nodes still to enter, each with the range of `positions` inside it. The root's
+    // children (`statements`) are found by offset: stepping through them from the first
+    // for every function of a long script asked about makes that grow with its square.
+    let mut pending = Vec::new();
+    let mut lo = 0;
+    while lo < positions.len() {
+        let Some(&statement) = statements.get(statements.partition_point(|s| s.end_byte() <= positions[lo])) else {
+            break;
+        };
+        let start = lo + positions[lo..].partition_point(|&p| p < statement.start_byte());
+        let end = start + positions[start..].partition_point(|&p| p < statement.end_byte());
+        if start < end {
+            pending.push((statement, start, end));
+        }
+        lo = end;
+    }
     while let Some((node, lo, hi)) = pending.pop() {
         if node.kind() == "identifier" {
             if node.byte_range().len() == len && positions[lo..hi].contains(&node.start_byte()) {
@@ -53,6 +68,25 @@ pub type ScopeId = usize;
 
 /// The bindings of one name made directly in one scope.
 type ScopeBindings<'t> = Rc<[Binding<'t>]>;
+
+/// One name's bindings, by the scope each is made in.
+#[derive(Default)]
+struct BindingsByScope<'t> {
+    by_scope: HashMap<ScopeId, Vec<Binding<'t>>>,
+    /// The function, lambda and class nodes among those scopes (the module left out).
+    scopes: Vec<Node<'t>>,
+}
+
+/// How many scopes around a name a lookup climbs before it turns to the scopes that bind
+/// the name instead: generated code nests thousands of lambdas, and climbing through all
+/// of them for each name inside makes a file's time grow with the square of its depth.
+const CLIMBED_SCOPES: usize = 32;
+
+/// Past this many occurrences of a name inside a function, lambda or class, its bindings
+/// there are taken from the file's bindings of the name (classified once) rather than
+/// classified there: in deeply nested code each occurrence lies inside thousands of
+/// scopes, and classifying it again for each makes that grow with the square of the depth.
+const LOCAL_OCCURRENCES: usize = 256;
 
 #[derive(Debug, Clone, Copy)]
 pub enum BindingKind<'t> {
@@ -102,6 +136,11 @@ pub struct FileIndex<'t> {
     /// The bodies of the top-level functions and classes, in order: names used inside
     /// them are not bound in the module's scope.
     definition_bodies: std::cell::OnceCell<Vec<Range<usize>>>,
+    /// The root's children, in order.
+    statements: std::cell::OnceCell<Vec<Node<'t>>>,
+    /// One name's bindings in the whole file, by the scope each is made in: for the
+    /// scopes that hold too many of the name's occurrences to classify them there.
+    grouped: RefCell<HashMap<String, Rc<BindingsByScope<'t>>>>,
     /// Start offsets of literal texts a rule looks for, found once per text: a rule that
     /// asks for each call whether the text before it holds one would otherwise search
     /// the file once per call.
@@ -118,6 +157,8 @@ impl<'t> FileIndex<'t> {
             bindings: RefCell::default(),
             scoped: RefCell::default(),
             definition_bodies: std::cell::OnceCell::new(),
+            statements: std::cell::OnceCell::new(),
+            grouped: RefCell::default(),
             texts: RefCell::default(),
         }
     }
@@ -150,15 +191,34 @@ impl<'t> FileIndex<'t> {
         found
     }
 
-    /// The identifiers spelled `name` inside `range`, found from the word index without
-    /// touching the rest of the tree (mapping an offset to a node descends from the root,
-    /// so the fewer offsets the better).
+    /// The identifiers spelled `name` inside `range`: a slice of the name's occurrences
+    /// when the file's are known, else found from the word index without touching the
+    /// rest of the tree (mapping an offset to a node descends from the root, so the
+    /// fewer offsets the better).
     pub fn occurrences_in(&self, name: &str, range: Range<usize>) -> Vec<Node<'t>> {
+        if let Some(all) = self.occurrences.borrow().get(name) {
+            let first = all.partition_point(|n| n.start_byte() < range.start);
+            let last = first + all[first..].partition_point(|n| n.start_byte() < range.end);
+            return all[first..last].to_vec();
+        }
+        let positions = self.positions_in(name, range);
+        identifiers_at(self.statements(), positions, name.len())
+    }
+
+    /// Where the word `name` starts inside `range` (code, strings and comments alike).
+    fn positions_in(&self, name: &str, range: Range<usize>) -> &[usize] {
         let words = self.words.get_or_init(|| word_offsets(self.source));
         let positions = words.get(name).map(Vec::as_slice).unwrap_or_default();
         let first = positions.partition_point(|&p| p < range.start);
         let last = positions.partition_point(|&p| p < range.end);
-        identifiers_at(self.root, &positions[first..last], name.len())
+        &positions[first..last]
+    }
+
+    fn statements(&self) -> &[Node<'t>] {
+        self.statements.get_or_init(|| {
+            let mut cursor = self.root.walk();
+            self.root.children(&mut cursor).collect()
+        })
     }
 
     /// Calls made through `name` (`name(...)` and `x.name(...)`) inside `range`, in
@@ -200,6 +260,11 @@ impl<'t> FileIndex<'t> {
         }
         let candidates = if scope.id() == self.root.id() {
             self.module_level_occurrences(name)
+        } else if self.positions_in(name, scope.byte_range()).len() > LOCAL_OCCURRENCES {
+            let found: ScopeBindings<'t> =
+                self.grouped_bindings(name).by_scope.get(&scope.id()).cloned().unwrap_or_default().into();
+            self.scoped.borrow_mut().insert(key, found.clone());
+            return found.to_vec();
         } else {
             self.occurrences_in(name, scope.byte_range())
         };
@@ -231,21 +296,44 @@ impl<'t> FileIndex<'t> {
             bodies.get(next).is_none_or(|body| *at < body.start)
         };
         let positions: Vec<usize> = words.get(name).into_iter().flatten().copied().filter(outside_bodies).collect();
-        identifiers_at(self.root, &positions, name.len())
+        identifiers_at(self.statements(), &positions, name.len())
     }
 
     /// Scopes whose bindings `node` can see, innermost first (class bodies are not
     /// visible from the functions inside them, as in Python), the module last.
-    pub fn scope_chain(&self, node: Node<'t>) -> Vec<Node<'t>> {
-        let mut chain = Vec::new();
-        for ancestor in tree::ancestors(node) {
-            let kind = ancestor.kind();
-            if is_scope(kind) && (kind != "class_definition" || chain.is_empty()) {
-                chain.push(ancestor);
-            }
+    /// Yielded lazily: a lookup stops at the first scope that binds the name, and in
+    /// deeply nested code the whole chain is long.
+    pub fn scope_chain(&self, node: Node<'t>) -> impl Iterator<Item = Node<'t>> + use<'t> {
+        let mut seen_scope = false;
+        tree::ancestors(node)
+            .filter(move |ancestor| {
+                let kind = ancestor.kind();
+                let visible = is_scope(kind) && (kind != "class_definition" || !seen_scope);
+                seen_scope |= visible;
+                visible
+            })
+            .chain(std::iter::once(self.root))
+    }
+
+    /// The file's bindings of `name`, by scope (classified once for the whole file).
+    fn grouped_bindings(&self, name: &str) -> Rc<BindingsByScope<'t>> {
+        if let Some(known) = self.grouped.borrow().get(name) {
+            return known.clone();
         }
-        chain.push(self.root);
-        chain
+        let mut grouped = BindingsByScope::default();
+        for binding in self.bindings(name).iter() {
+            let group = grouped.by_scope.entry(binding.scope).or_default();
+            if group.is_empty() && binding.scope != self.root.id() {
+                let scope = std::iter::once(binding.statement)
+                    .chain(tree::ancestors(binding.statement))
+                    .find(|node| node.id() == binding.scope);
+                grouped.scopes.extend(scope);
+            }
+            group.push(binding.clone());
+        }
+        let grouped = Rc::new(grouped);
+        self.grouped.borrow_mut().insert(name.to_string(), grouped.clone());
+        grouped
     }
 
     /// The binding of `name` in force at `node`: the last one made before it in the
@@ -257,11 +345,29 @@ impl<'t> FileIndex<'t> {
             return None;
         }
         let at = node.start_byte();
-        self.scope_chain(node).into_iter().find_map(|scope| {
+        let in_force = |in_scope: &[Binding<'t>]| {
+            let first = in_scope.first()?;
+            Some(in_scope.iter().rev().find(|b| b.visible_from <= at).unwrap_or(first).clone())
+        };
+        let mut chain = self.scope_chain(node);
+        for scope in chain.by_ref().take(CLIMBED_SCOPES) {
             let in_scope = self.bindings_in(scope, name);
-            let first = in_scope.first()?.clone();
-            Some(in_scope.into_iter().rev().find(|b| b.visible_from <= at).unwrap_or(first))
-        })
+            if !in_scope.is_empty() {
+                return in_force(&in_scope);
+            }
+        }
+        // Past the module (the chain's last scope) nothing binds it.
+        chain.next()?;
+        // Deeper than that: the innermost of the scopes binding the name that hold `node`
+        // (a class body so far out is not visible), else the module.
+        let grouped = self.grouped_bindings(name);
+        let innermost = grouped
+            .scopes
+            .iter()
+            .filter(|scope| scope.kind() != "class_definition" && tree::contains(**scope, node))
+            .max_by_key(|scope| scope.start_byte());
+        let scope = innermost.map_or(self.root.id(), |scope| scope.id());
+        in_force(grouped.by_scope.get(&scope)?)
     }
 
     /// What binding, if any, this occurrence of a name makes.

@@ -39,6 +39,8 @@ pub struct Facts<'t> {
     /// Answers a rule works out over the whole file but asks once per finding, kept for
     /// the rest of this file's lint (see [`Facts::memo`]).
     memos: RefCell<HashMap<MemoSlot, Rc<dyn Any>>>,
+    /// Per node: whether it sits under a version test or an old-release fallback.
+    under_version_guard: RefCell<HashMap<usize, bool>>,
 }
 
 /// The quote character `source` mostly uses for strings (fixes write theirs in it).
@@ -60,6 +62,7 @@ impl<'t> Facts<'t> {
             project: None,
             grad_reasons: RefCell::new(HashMap::new()),
             memos: RefCell::new(HashMap::new()),
+            under_version_guard: RefCell::new(HashMap::new()),
         }
     }
 

@@ -2,18 +2,43 @@
 //! (OOM003's `torch.amp`, OOM005's `use_reentrant=`) stay silent there: the "fix" would
 //! break exactly the release the branch is for.
 
+use crate::engine::facts::Facts;
 use crate::engine::tree;
 use tree_sitter::Node;
 
 /// Whether `node` sits under a version or feature test (`if torch_version < ...`,
 /// `if is_torch_version(">=", "1.11.0"): ... else: ...`, `hasattr(torch, "amp")`) or in the
 /// `except AttributeError` / `ImportError` / `TypeError` fallback after trying the modern API.
-pub fn old_torch_fallback(source: &str, node: Node) -> bool {
-    tree::ancestors(node).any(|a| match a.kind() {
+///
+/// The answer is kept per node climbed through, so the questions asked from deep inside
+/// nested code (one per nested call) share their climb instead of each going up to the
+/// module.
+pub fn old_torch_fallback(facts: &Facts, node: Node) -> bool {
+    let mut known = facts.under_version_guard.borrow_mut();
+    let mut climbed = Vec::new();
+    let mut current = node;
+    let answer = loop {
+        if let Some(&answer) = known.get(&current.id()) {
+            break answer;
+        }
+        let Some(parent) = tree::parent(current) else { break false };
+        climbed.push(current.id());
+        if is_guard(facts.source, parent) {
+            break true;
+        }
+        current = parent;
+    };
+    known.extend(climbed.into_iter().map(|id| (id, answer)));
+    answer
+}
+
+/// A test of the PyTorch version or of a feature, or a handler for what an old release lacks.
+fn is_guard(source: &str, node: Node) -> bool {
+    match node.kind() {
         "if_statement" | "elif_clause" | "conditional_expression" | "while_statement" => {
-            let condition = match a.kind() {
-                "conditional_expression" => a.named_child(1),
-                _ => a.child_by_field_name("condition"),
+            let condition = match node.kind() {
+                "conditional_expression" => node.named_child(1),
+                _ => node.child_by_field_name("condition"),
             };
             condition.is_some_and(|c| {
                 let text = tree::text(c, source).to_ascii_lowercase();
@@ -21,9 +46,9 @@ pub fn old_torch_fallback(source: &str, node: Node) -> bool {
             })
         }
         "except_clause" => {
-            let caught = a.named_child(0).map(|c| tree::text(c, source)).unwrap_or("");
+            let caught = node.named_child(0).map(|c| tree::text(c, source)).unwrap_or("");
             ["AttributeError", "ImportError", "TypeError", "ModuleNotFoundError"].iter().any(|e| caught.contains(e))
         }
         _ => false,
-    })
+    }
 }
