@@ -64,7 +64,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
         None => return,
     };
     let Some((path, replacement)) = DEPRECATED.iter().find(|(path, _)| *path == qualified) else { return };
-    if is_annotation(reference) || crate::engine::facts::version_guard::old_torch_fallback(&checker.facts, reference)
+    if is_annotation(reference) || crate::engine::facts::version_guard::old_torch_fallback(checker.facts, reference)
     {
         return;
     }

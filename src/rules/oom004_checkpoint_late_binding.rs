@@ -140,21 +140,28 @@ fn loop_bound_names<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> BTreeSet<&
         if let Some(left) = ancestor.child_by_field_name("left") {
             names.extend(target_names(left).into_iter().map(|n| tree::text(n, source)));
         }
-        let Some(body) = ancestor.child_by_field_name("body") else { continue };
-        for node in tree::descendants(body) {
-            let same_function =
-                tree::enclosing_function(node).map(|f| f.id()) == tree::enclosing_function(call).map(|f| f.id());
-            if !same_function {
-                continue;
-            }
-            let target = match node.kind() {
-                "assignment" | "augmented_assignment" | "for_statement" => node.child_by_field_name("left"),
-                "named_expression" => node.child_by_field_name("name"),
-                _ => None,
-            };
-            if let Some(target) = target {
-                names.extend(target_names(target).into_iter().map(|n| tree::text(n, source)));
-            }
+        let assigned = checker.facts.memo("oom004-assigned-in-loop", Some(ancestor), || assigned_in_loop(ancestor));
+        names.extend(assigned.iter().map(|name| &source[name.clone()]));
+    }
+    names
+}
+
+/// Every name assigned in a loop's body by the function the loop is in (the same for
+/// every call inside it: kept per loop, since a loop may hold many calls).
+fn assigned_in_loop(loop_: Node) -> Vec<std::ops::Range<usize>> {
+    let Some(body) = loop_.child_by_field_name("body") else { return Vec::new() };
+    let function = tree::enclosing_function(loop_).map(|f| f.id());
+    let mut names = Vec::new();
+    for node in tree::descendants(body) {
+        let target = match node.kind() {
+            "assignment" | "augmented_assignment" | "for_statement" => node.child_by_field_name("left"),
+            "named_expression" => node.child_by_field_name("name"),
+            _ => None,
+        };
+        if let Some(target) = target
+            && tree::enclosing_function(node).map(|f| f.id()) == function
+        {
+            names.extend(target_names(target).into_iter().map(|n| n.byte_range()));
         }
     }
     names

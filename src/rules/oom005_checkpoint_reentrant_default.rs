@@ -52,7 +52,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     }
     // A branch for PyTorch before 1.11, which has no `use_reentrant` (passing it raises) and
     // does not warn: the modern branch beside it usually passes it already.
-    if crate::engine::facts::version_guard::old_torch_fallback(&checker.facts, call) {
+    if crate::engine::facts::version_guard::old_torch_fallback(checker.facts, call) {
         return;
     }
     // `**options` may carry it.
