@@ -3,15 +3,25 @@
 //! `torch.load(...)` or `torch.cuda.amp.GradScaler()` lines, nested lambdas, a long
 //! attribute chain in a file that mentions `checkpoint`, a long `+` chain, and
 //! `total += loss + loss + ...`), and of a realistic training script (functions that
-//! train, evaluate, checkpoint and resume, repeated), and prints, per size, the time per 1,000 lines and the
-//! peak memory of the process that linted it, then the ratio of the largest file's time
-//! per line to the smallest's. Fails when a ratio exceeds 1.5.
+//! train, evaluate, checkpoint and resume, repeated), and prints, per size, the time per
+//! 1,000 lines and the peak memory of the process that linted it, then the ratio of the
+//! largest file's time per line to the smallest's. Fails when a ratio exceeds 1.5.
 //!
 //! Each file is linted in a fresh process (this program run again with `--one`), so that
 //! peak memory is that file's and a lint past the time limit is stopped, not waited for.
 //! Each row is printed as soon as it is measured.
 //!
-//! `cargo bench --bench scaling` (`-- SHAPE` for one shape).
+//! The table, optimized as shipped (takes a few minutes per shape on a quiet machine):
+//!
+//!     cargo bench --bench scaling
+//!     cargo bench --bench scaling -- lambdas        # the shapes whose name holds `lambdas`
+//!
+//! A quick check that it runs, unoptimized and on the smallest files only:
+//!
+//!     cargo bench --profile dev --bench scaling -- --sizes=10000
+//!
+//! `--sizes=A,B,...` replaces the sizes (in lines); the ratio is then the last size's
+//! time per line to the first's.
 
 use oomlint::engine::{Engine, RuleSettings};
 use std::io::Write;
@@ -221,8 +231,13 @@ fn main() {
         return;
     }
     let only = args.iter().find(|a| !a.starts_with("--"));
-    let header = SIZES.iter().map(|s| format!("{:>18}", format!("{}k ms/kline, MB", s / 1000))).collect::<String>();
-    println!("{:<22}{header} {:>9}", "shape", "200k/10k");
+    let sizes: Vec<usize> = match args.iter().find_map(|a| a.strip_prefix("--sizes=")) {
+        Some(list) => list.split(',').map(|n| n.trim().parse().expect("--sizes=A,B,... in lines")).collect(),
+        None => SIZES.to_vec(),
+    };
+    let header = sizes.iter().map(|s| format!("{:>18}", format!("{}k ms/kline, MB", s / 1000))).collect::<String>();
+    let ratio_name = format!("{}k/{}k", sizes[sizes.len() - 1] / 1000, sizes[0] / 1000);
+    println!("{:<22}{header} {ratio_name:>9}", "shape");
     let mut failed = false;
     for (name, _) in SHAPES {
         if only.is_some_and(|o| !name.contains(o.as_str())) {
@@ -230,7 +245,7 @@ fn main() {
         }
         print!("{name:<22}");
         let mut per_kline = Vec::new();
-        for lines in SIZES {
+        for &lines in &sizes {
             let measured = measure(name, lines);
             match measured {
                 Some((ms, mb)) => print!("{:>18}", format!("{ms:.3}, {mb:.0}")),
@@ -239,7 +254,7 @@ fn main() {
             let _ = std::io::stdout().flush();
             per_kline.push(measured.map(|(ms, _)| ms));
         }
-        let ratio = match (per_kline[0], per_kline[2]) {
+        let ratio = match (per_kline[0], per_kline[per_kline.len() - 1]) {
             (Some(small), Some(large)) => large / small,
             _ => f64::INFINITY,
         };
