@@ -16,7 +16,7 @@ pub static RULE: Rule = Rule {
     code: "OOM001",
     slug: "loss-tensor-kept",
     default_severity: Severity::Error,
-    preview: false,
+    preview: true,
     summary: "A graph-attached tensor (a loss, a model output) is stored beyond its step",
     cost: Cost::Memory {
         figure: Figure::End,
