@@ -53,6 +53,11 @@ const TYPED: &[&str] = &[
     "# oomlint: ignore[OOM001]",
     "evaluate",
     "train",
+    // Words of facts gathered over the whole file.
+    ".to(device)",
+    "model.eval()",
+    "torch.save(model, \"model.pt\")",
+    "@torch.no_grad()\n",
 ];
 
 /// One edit at a random place of `text`: (start, end, inserted), in bytes.
