@@ -171,8 +171,15 @@ impl Hasher for IdHasher {
         }
     }
 
+    /// Every bit of the result depends on every bit of the id (the SplitMix64 finisher):
+    /// ids are aligned addresses, and a mix that leaves some bits of the table index
+    /// constant crowds a large file's nodes into a fraction of the table, so lookups
+    /// slow down as the file grows.
     fn write_usize(&mut self, id: usize) {
-        self.0 = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(20);
+        let mut z = id as u64;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        self.0 = z ^ (z >> 31);
     }
 }
 
