@@ -111,6 +111,10 @@ fn incremental_plan(state: &State, uri: &Uri) -> Option<(Range<usize>, isize, Ve
     if previous.iter().any(|finding| incremental::depends_on_other_text(finding, &unit, delta)) {
         return None;
     }
+    let broken = document.linted.as_ref()?.has_errors() || now.has_errors() || tree.root_node().has_error();
+    if broken && previous.iter().any(|finding| incremental::in_module_code(finding, tree, &unit, delta)) {
+        return None;
+    }
     Some((unit, delta, previous.clone()))
 }
 

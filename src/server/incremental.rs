@@ -201,6 +201,11 @@ impl FileLayout {
         }
     }
 
+    /// Whether some top-level statement does not parse.
+    pub fn has_errors(&self) -> bool {
+        self.units.iter().any(|(_, broken)| *broken)
+    }
+
     /// Whether `now`, the layout after edits that lie inside `range` (current offsets)
     /// and made the text `delta` bytes longer, agrees with this one outside `range`.
     pub fn same_outside(&self, now: &FileLayout, range: &Range<usize>, delta: isize) -> bool {
@@ -376,6 +381,27 @@ pub fn depends_on_other_text(finding: &Diagnostic, unit: &Range<usize>, delta: i
         && (finding.fix.as_ref().is_some_and(|fix| fix.edits().iter().any(edits_unit))
             || names_a_line(&finding.message)
             || !finding.related.is_empty())
+}
+
+/// Whether a stored finding outside the relinted `unit` (which grew by `delta`) lies in
+/// module-level code (not in a `def` or `class`) of `tree`. Module-level code reads the
+/// names other module-level statements bind, and where the text does not parse, error
+/// recovery may have moved such a binding into or out of the relinted statements (an
+/// assignment read as part of a broken definition) without changing any statement's
+/// extent: such a finding is not known unchanged.
+pub fn in_module_code(finding: &Diagnostic, tree: &Tree, unit: &Range<usize>, delta: isize) -> bool {
+    let old_unit_end = (unit.end as isize - delta) as usize;
+    let at = if finding.range.start >= old_unit_end {
+        (finding.range.start as isize + delta) as usize
+    } else if finding.range.end <= unit.start {
+        finding.range.start
+    } else {
+        return false; // inside the unit: relinted
+    };
+    let root = tree.root_node();
+    let mut cursor = root.walk();
+    let holder = root.named_children(&mut cursor).find(|u| u.start_byte() <= at && at < u.end_byte());
+    holder.is_none_or(|u| definition(u).is_none())
 }
 
 /// "… the loop at line 17 …", "(line 3: …)".
