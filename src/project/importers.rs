@@ -15,7 +15,6 @@ use super::module_names;
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// For each module name of the project, the files whose text has it as a word.
 #[derive(Default)]
@@ -52,7 +51,7 @@ impl Mentions {
     }
 
     /// `target` and every file that may reach it through a chain of imports.
-    pub(super) fn importers(&self, target: &Path) -> Arc<HashSet<PathBuf>> {
+    pub(super) fn importers(&self, target: &Path) -> HashSet<PathBuf> {
         let mut reach = HashSet::from([target.to_path_buf()]);
         let mut pending = vec![target.to_path_buf()];
         while let Some(module) = pending.pop() {
@@ -65,7 +64,7 @@ impl Mentions {
                 }
             }
         }
-        Arc::new(reach)
+        reach
     }
 }
 

@@ -41,10 +41,41 @@ pub struct ProjectIndex {
     /// `importers`); forgotten when a file changes.
     mentions: OnceLock<importers::Mentions>,
     /// The files that may import a file, per file asked about.
-    importers: Mutex<HashMap<PathBuf, Arc<HashSet<PathBuf>>>>,
+    importers: PerFile<HashSet<PathBuf>>,
     /// The project files each file's imports resolve to, per file asked about: asked for
     /// every caller of every function a lint asks about.
-    import_targets: Mutex<HashMap<PathBuf, Arc<HashSet<PathBuf>>>>,
+    import_targets: PerFile<HashSet<PathBuf>>,
+}
+
+/// Answers about files worked out from the whole index, kept until a file changes. Shared
+/// by the threads that lint in parallel; a panic elsewhere must not poison it.
+struct PerFile<T>(Mutex<HashMap<PathBuf, Arc<T>>>);
+
+impl<T> Default for PerFile<T> {
+    fn default() -> Self {
+        PerFile(Mutex::default())
+    }
+}
+
+impl<T> PerFile<T> {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Arc<T>>> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The answer for `file`, computed (outside the lock: it may ask for others) the first
+    /// time.
+    fn get_or_compute(&self, file: &Path, compute: impl FnOnce() -> T) -> Arc<T> {
+        if let Some(known) = self.map().get(file) {
+            return known.clone();
+        }
+        let answer = Arc::new(compute());
+        self.map().insert(file.to_path_buf(), answer.clone());
+        answer
+    }
+
+    fn clear(&mut self) {
+        self.0.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
+    }
 }
 
 struct Indexed {
@@ -155,23 +186,21 @@ impl ProjectIndex {
     /// among them; worked out from the texts of the files not summarised yet, the only
     /// ones whose summary costs a parse.
     fn importers(&self, target: &Path) -> Arc<HashSet<PathBuf>> {
-        if let Some(known) = self.importers.lock().unwrap_or_else(|p| p.into_inner()).get(target) {
-            return known.clone();
-        }
-        let mentions = self.mentions.get_or_init(|| {
-            let texts = self.files.iter().filter_map(|(path, f)| Some((path.as_path(), f.text.as_deref()?))).collect();
-            importers::Mentions::read(self.files.keys().map(PathBuf::as_path), texts)
-        });
-        let found = mentions.importers(target);
-        self.importers.lock().unwrap_or_else(|p| p.into_inner()).insert(target.to_path_buf(), found.clone());
-        found
+        self.importers.get_or_compute(target, || {
+            let mentions = self.mentions.get_or_init(|| {
+                let texts =
+                    self.files.iter().filter_map(|(path, f)| Some((path.as_path(), f.text.as_deref()?))).collect();
+                importers::Mentions::read(self.files.keys().map(PathBuf::as_path), texts)
+            });
+            mentions.importers(target)
+        })
     }
 
     /// Forget who may import whom: the files changed.
     fn forget_imports(&mut self) {
         self.mentions = OnceLock::new();
-        self.importers.get_mut().unwrap_or_else(|p| p.into_inner()).clear();
-        self.import_targets.get_mut().unwrap_or_else(|p| p.into_inner()).clear();
+        self.importers.clear();
+        self.import_targets.clear();
     }
 
     /// Add the files of another index (built from other files, e.g. in parts to report
@@ -364,18 +393,15 @@ struct SharedSession<'i>(&'i std::sync::RwLock<ProjectIndex>);
 
 impl ProjectSession for SharedSession<'_> {
     fn callers(&self, path: &Path, qualname: &str) -> Callers {
-        let index = read(self.0);
-        resolve::Resolver::new(&index).callers(&normalize(path), qualname)
+        read(self.0).session().callers(path, qualname)
     }
 
     fn decorator_disables_grad(&self, path: &Path, scope: Option<&str>, dotted: &str) -> Option<Related> {
-        let index = read(self.0);
-        resolve::Resolver::new(&index).decorator_disables_grad(&normalize(path), scope, dotted)
+        read(self.0).session().decorator_disables_grad(path, scope, dotted)
     }
 
     fn callee_returns(&self, path: &Path, scope: Option<&str>, dotted: &str) -> Option<(TensorValue, Related)> {
-        let index = read(self.0);
-        resolve::Resolver::new(&index).callee_returns(&normalize(path), scope, dotted)
+        read(self.0).session().callee_returns(path, scope, dotted)
     }
 }
 

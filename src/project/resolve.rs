@@ -182,21 +182,16 @@ impl<'i> Resolver<'i> {
 
     /// The project files `file`'s imports reach, worked out once per index.
     fn import_targets(&self, file: &'i Path) -> Arc<HashSet<PathBuf>> {
-        let lock = || self.index.import_targets.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(known) = lock().get(file) {
-            return known.clone();
-        }
-        let targets: HashSet<PathBuf> = self.file(file).map_or_else(HashSet::new, |(file, summary)| {
-            let reached = summary.imports.iter().filter_map(|import| {
-                match self.import_target(file, import.level, &import.path, 0)? {
-                    Target::Module(p) | Target::Function(p, _) | Target::Class(p, _) => Some(p.to_path_buf()),
-                }
-            });
-            reached.collect()
-        });
-        let targets = Arc::new(targets);
-        lock().insert(file.to_path_buf(), targets.clone());
-        targets
+        self.index.import_targets.get_or_compute(file, || {
+            self.file(file).map_or_else(HashSet::new, |(file, summary)| {
+                let reached = summary.imports.iter().filter_map(|import| {
+                    match self.import_target(file, import.level, &import.path, 0)? {
+                        Target::Module(p) | Target::Function(p, _) | Target::Class(p, _) => Some(p.to_path_buf()),
+                    }
+                });
+                reached.collect()
+            })
+        })
     }
 
     /// Whether `site` (in `file`) runs with autograd disabled.
