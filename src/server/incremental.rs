@@ -374,7 +374,7 @@ fn is_whole_word(text: &str, at: usize, len: usize) -> bool {
 /// `import torch` added at the top), its message names a line number the edit may have
 /// moved, or it points at other places.
 pub fn depends_on_other_text(finding: &Diagnostic, unit: &Range<usize>, delta: isize) -> bool {
-    let old_unit_end = (unit.end as isize - delta) as usize;
+    let old_unit_end = old_end(unit, delta);
     let outside = finding.range.end <= unit.start || finding.range.start >= old_unit_end;
     let edits_unit = |edit: &crate::fix::Edit| edit.range.start <= old_unit_end && unit.start <= edit.range.end;
     outside
@@ -390,7 +390,7 @@ pub fn depends_on_other_text(finding: &Diagnostic, unit: &Range<usize>, delta: i
 /// assignment read as part of a broken definition) without changing any statement's
 /// extent: such a finding is not known unchanged.
 pub fn in_module_code(finding: &Diagnostic, tree: &Tree, unit: &Range<usize>, delta: isize) -> bool {
-    let old_unit_end = (unit.end as isize - delta) as usize;
+    let old_unit_end = old_end(unit, delta);
     let at = if finding.range.start >= old_unit_end {
         (finding.range.start as isize + delta) as usize
     } else if finding.range.end <= unit.start {
@@ -404,6 +404,12 @@ pub fn in_module_code(finding: &Diagnostic, tree: &Tree, unit: &Range<usize>, de
     holder.is_none_or(|u| definition(u).is_none())
 }
 
+/// Where the relinted `unit` (current offsets) ended in the text before the edits, which
+/// made it `delta` bytes longer: stored findings are in that text's offsets.
+fn old_end(unit: &Range<usize>, delta: isize) -> usize {
+    (unit.end as isize - delta) as usize
+}
+
 /// "… the loop at line 17 …", "(line 3: …)".
 fn names_a_line(message: &str) -> bool {
     message
@@ -414,7 +420,7 @@ fn names_a_line(message: &str) -> bool {
 /// The stored findings outside the relinted statement (those after it moved by
 /// `delta`), with the statement's fresh findings.
 pub fn merge(previous: Vec<Diagnostic>, fresh: Vec<Diagnostic>, unit: &Range<usize>, delta: isize) -> Vec<Diagnostic> {
-    let old_unit_end = (unit.end as isize - delta) as usize;
+    let old_unit_end = old_end(unit, delta);
     let shift = |range: TextRange| {
         if range.start < old_unit_end {
             return range;
