@@ -69,8 +69,11 @@ const OPTIONS: [&str; 22] = [
 /// Options whose value the allocator accepts only as `True` or `False`.
 const STRICT_BOOLEANS: [&str; 2] = ["expandable_segments", "pinned_use_background_threads"];
 
-/// `torch.cuda` functions that initialize CUDA, and with it the allocator.
-const INITIALIZING: [&str; 9] = [
+/// `torch.cuda` functions that initialize CUDA, and with it the allocator. The memory
+/// statistics resets and `memory_summary` count: without a device they ask for the
+/// current one, which initializes CUDA. `empty_cache()`, `memory_allocated()` and
+/// `manual_seed()` do not (they do nothing, read nothing or queue the seed until then).
+const INITIALIZING: [&str; 16] = [
     "torch.cuda.init",
     "torch.cuda.set_device",
     "torch.cuda.current_device",
@@ -80,6 +83,13 @@ const INITIALIZING: [&str; 9] = [
     "torch.cuda.get_device_capability",
     "torch.cuda.mem_get_info",
     "torch.cuda.Stream",
+    "torch.cuda.set_per_process_memory_fraction",
+    "torch.cuda.reset_peak_memory_stats",
+    "torch.cuda.reset_max_memory_allocated",
+    "torch.cuda.reset_max_memory_cached",
+    "torch.cuda.reset_accumulated_memory_stats",
+    "torch.cuda.memory_summary",
+    "torch.cuda.ipc_collect",
 ];
 
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
@@ -128,7 +138,7 @@ fn report_bad_options<'t>(checker: &mut Checker<'_, 't>, value: Node<'t>, variab
             continue;
         }
         let (message, help) = if !OPTIONS.contains(&key) {
-            let hint = closest_option(key).map(|o| format!(" (did you mean `{o}`?)")).unwrap_or_default();
+            let hint = suggestion(key).map(|o| format!(" (did you mean `{o}`?)")).unwrap_or_default();
             (
                 format!(
                     "`{key}` is not an option of `{variable}`{hint}: the first CUDA allocation fails with \
@@ -175,10 +185,25 @@ fn options(text: &str) -> Vec<&str> {
     items
 }
 
-/// A known option within two edits of `key` (`expandable_segment`, `max_split_size`).
+/// What `key` was probably meant to be: `option:value` for `option=value` (the value
+/// is separated by a colon), else the known option it misspells or cuts short.
+fn suggestion(key: &str) -> Option<String> {
+    if let Some((name, value)) = key.split_once('=')
+        && let Some(option) = closest_option(name.trim())
+    {
+        return Some(format!("{option}:{}", value.trim()));
+    }
+    closest_option(key).map(str::to_string)
+}
+
+/// A known option within three edits of `key` (`expandable_segment`, `max_split_size`),
+/// or one that `key` begins (`roundup_power2` for `roundup_power2_divisions`).
 fn closest_option(key: &str) -> Option<&'static str> {
     let lower = key.to_ascii_lowercase();
-    OPTIONS.iter().copied().map(|o| (edit_distance(&lower, o), o)).filter(|(d, _)| *d <= 3).min().map(|(_, o)| o)
+    let near = OPTIONS.iter().copied().map(|o| (edit_distance(&lower, o), o)).filter(|(d, _)| *d <= 3).min();
+    near.map(|(_, o)| o).or_else(|| {
+        (lower.len() >= 8).then(|| OPTIONS.iter().copied().find(|o| o.starts_with(lower.as_str()))).flatten()
+    })
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
