@@ -10,6 +10,8 @@ use crate::engine::tree;
 use crate::fix::{Applicability, Edit, Fix};
 use tree_sitter::Node;
 
+mod one_pass;
+
 const FILES: (&str, &str) = rule_files!("OOM001-loss-tensor-kept");
 
 pub static RULE: Rule = Rule {
@@ -71,6 +73,13 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     // A CPU copy kept after a backward that frees the graph holds no GPU memory to speak of.
     let to_cpu = [".cpu()", ".to(\"cpu\")", ".to('cpu')"].iter().any(|m| checker.text(value).ends_with(m));
     if matches!(release, GraphRelease::Freed) && to_cpu {
+        return;
+    }
+    // A running sum or list of losses that each step's backward frees, made anew for each
+    // pass over the data: a chain of small autograd nodes, dropped with the accumulator.
+    if matches!(release, GraphRelease::Freed)
+        && step.is_some_and(|step| one_pass::freed_within_one_pass(checker, container, store, value, step))
+    {
         return;
     }
     let (severity, why) = match release {

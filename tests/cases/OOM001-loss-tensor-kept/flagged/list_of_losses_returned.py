@@ -1,6 +1,7 @@
-import torch
-import torch.nn as nn
+# A list of one epoch's losses, each backpropagated in its own step, but returned with the
+# tensors in it: the caller keeps every step's tensor and autograd nodes.
 import torch.nn.functional as F
+
 
 def train(model, loader, optimizer):
     losses = []
@@ -9,3 +10,4 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
         losses += [loss]
+    return losses

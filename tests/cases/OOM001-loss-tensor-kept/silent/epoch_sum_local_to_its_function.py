@@ -1,3 +1,6 @@
+# A running sum local to one epoch's function: each step's backward frees the buffers
+# its graph saved, and the chain of small autograd nodes the sum keeps goes when the
+# function returns. Only a number leaves it.
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
