@@ -18,7 +18,7 @@ mod resolve;
 pub mod summary;
 
 use crate::diagnostic::Related;
-use crate::engine::facts::cross_file::{Callers, ProjectFacts, ProjectSession};
+use crate::engine::facts::cross_file::{Callers, ParsedFile, ProjectFacts, ProjectSession};
 use crate::engine::facts::tensors::TensorValue;
 use crate::lint::{SourceKind, is_notebook};
 use rayon::prelude::*;
@@ -101,9 +101,22 @@ impl Indexed {
     }
 
     fn summary(&self, path: &Path) -> &Arc<FileSummary> {
+        self.summary_or_from(path, None)
+    }
+
+    /// The summary, drawn from `linted`'s tree when that is this file's text parsed (the
+    /// text a parse of the index's copy would give; a notebook's JSON never is), so that
+    /// a file's own lint does not parse it twice.
+    fn summary_or_from(&self, path: &Path, linted: Option<ParsedFile>) -> &Arc<FileSummary> {
         self.summary.get_or_init(|| {
             let text = self.text.as_deref().unwrap_or_default();
-            Arc::new(summarize_text(path, text).unwrap_or_default())
+            let code = text.strip_prefix('\u{feff}').unwrap_or(text);
+            match linted {
+                Some(linted) if !is_notebook(path) && linted.source == code => {
+                    Arc::new(summary::summarize(linted.source, linted.root))
+                }
+                _ => Arc::new(summarize_text(path, text).unwrap_or_default()),
+            }
         })
     }
 
@@ -362,8 +375,8 @@ pub struct Change {
 /// `check`'s index, read-only while the files are linted: one resolver per file's lint
 /// keeps its answers for the file's next questions.
 impl ProjectFacts for ProjectIndex {
-    fn session(&self) -> Box<dyn ProjectSession + '_> {
-        Box::new(resolve::Resolver::new(self))
+    fn session<'s>(&'s self, linted: Option<ParsedFile<'s>>) -> Box<dyn ProjectSession + 's> {
+        Box::new(resolve::Resolver::new(self, linted))
     }
 }
 
@@ -384,24 +397,24 @@ impl ProjectSession for resolve::Resolver<'_> {
 /// The index as the language server shares it: read by every lint, updated by edits
 /// meanwhile, so each question is answered from the index as it is then.
 impl ProjectFacts for std::sync::RwLock<ProjectIndex> {
-    fn session(&self) -> Box<dyn ProjectSession + '_> {
-        Box::new(SharedSession(self))
+    fn session<'s>(&'s self, linted: Option<ParsedFile<'s>>) -> Box<dyn ProjectSession + 's> {
+        Box::new(SharedSession(self, linted))
     }
 }
 
-struct SharedSession<'i>(&'i std::sync::RwLock<ProjectIndex>);
+struct SharedSession<'i>(&'i std::sync::RwLock<ProjectIndex>, Option<ParsedFile<'i>>);
 
 impl ProjectSession for SharedSession<'_> {
     fn callers(&self, path: &Path, qualname: &str) -> Callers {
-        read(self.0).session().callers(path, qualname)
+        read(self.0).session(self.1).callers(path, qualname)
     }
 
     fn decorator_disables_grad(&self, path: &Path, scope: Option<&str>, dotted: &str) -> Option<Related> {
-        read(self.0).session().decorator_disables_grad(path, scope, dotted)
+        read(self.0).session(self.1).decorator_disables_grad(path, scope, dotted)
     }
 
     fn callee_returns(&self, path: &Path, scope: Option<&str>, dotted: &str) -> Option<(TensorValue, Related)> {
-        read(self.0).session().callee_returns(path, scope, dotted)
+        read(self.0).session(self.1).callee_returns(path, scope, dotted)
     }
 }
 
@@ -525,11 +538,35 @@ mod tests {
         // Nobody asked: the summaries alone (equal) decide.
         assert!(!index.update(callee, &losses("x")).changed);
         // A parameter handed back: nothing known.
-        assert!(index.session().callee_returns(train, Some("train"), "score").is_none());
+        assert!(index.session(None).callee_returns(train, Some("train"), "score").is_none());
         let change = index.update(callee, &losses("loss"));
         assert!(change.changed);
         assert_eq!(index.dependents(callee, &change), [PathBuf::from("/p/train.py")]);
-        let asked = index.session().callee_returns(train, Some("train"), "score");
+        let asked = index.session(None).callee_returns(train, Some("train"), "score");
         assert_eq!(asked.map(|(value, _)| value), Some(TensorValue::Attached));
+    }
+
+    /// The linted file's summary comes from its lint's tree only when that tree is of the
+    /// text the index holds; any other text (an edit the index has not seen, a notebook's
+    /// cells) leaves the summary to a parse of the index's own text.
+    #[test]
+    fn the_linted_tree_stands_in_only_for_the_same_text() {
+        let path = Path::new("/p/losses.py");
+        let text = losses("loss");
+        let parse = |code: &str| crate::engine::parse(code).expect("parses");
+        let from_parse = summarize_text(path, &text).expect("summarised");
+
+        let same = Indexed::lazy(Arc::from(text.as_str()));
+        let tree = parse(&text);
+        let linted = ParsedFile { path, source: &text, root: tree.root_node() };
+        assert_eq!(**same.summary_or_from(path, Some(linted)), from_parse);
+
+        let other_text = format!("{text}\n\ndef extra():\n    pass\n");
+        let other_tree = parse(&other_text);
+        let stale = Indexed::lazy(Arc::from(text.as_str()));
+        let linted = ParsedFile { path, source: &other_text, root: other_tree.root_node() };
+        let summary = stale.summary_or_from(path, Some(linted));
+        assert_eq!(**summary, from_parse);
+        assert!(summary.functions.iter().all(|f| &*f.name != "extra"));
     }
 }

@@ -5,7 +5,7 @@
 use super::ProjectIndex;
 use super::summary::{Definition, FileSummary, FunctionSummary, Site};
 use crate::diagnostic::Related;
-use crate::engine::facts::cross_file::Callers;
+use crate::engine::facts::cross_file::{Callers, ParsedFile};
 use crate::engine::facts::grad_mode::GradSwitch;
 use crate::engine::facts::tensors::TensorValue;
 use std::cell::{OnceCell, RefCell};
@@ -29,15 +29,20 @@ pub(super) struct Resolver<'i> {
     /// Whether a function runs with autograd disabled, per (file, function); `None`
     /// while it is being decided (a recursive call proves nothing).
     runs_disabled: RefCell<HashMap<(&'i Path, u32), Option<bool>>>,
+    /// The file whose lint asks, as parsed there, under its normalised path.
+    linted: Option<(PathBuf, ParsedFile<'i>)>,
 }
 
 impl<'i> Resolver<'i> {
-    pub(super) fn new(index: &'i ProjectIndex) -> Resolver<'i> {
-        Resolver { index, runs_disabled: RefCell::new(HashMap::new()) }
+    pub(super) fn new(index: &'i ProjectIndex, linted: Option<ParsedFile<'i>>) -> Resolver<'i> {
+        let linted = linted.map(|parsed| (super::normalize(parsed.path), parsed));
+        Resolver { index, runs_disabled: RefCell::new(HashMap::new()), linted }
     }
 
     fn file(&self, path: &Path) -> Option<(&'i Path, &'i FileSummary)> {
-        self.index.files.get_key_value(path).map(|(p, f)| (p.as_path(), &**f.summary(p)))
+        let (path, file) = self.index.files.get_key_value(path)?;
+        let linted = self.linted.as_ref().filter(|(linted, _)| linted == path).map(|(_, parsed)| *parsed);
+        Some((path.as_path(), &**file.summary_or_from(path, linted)))
     }
 
     fn function(&self, path: &'i Path, function: u32) -> Option<&'i FunctionSummary> {

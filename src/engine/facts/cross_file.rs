@@ -28,7 +28,19 @@ pub trait ProjectFacts: Send + Sync {
     /// question worked out (who imports whom, which functions run with autograd
     /// disabled) for the next: the questions of one file are about the same few
     /// functions and their callers.
-    fn session(&self) -> Box<dyn ProjectSession + '_>;
+    ///
+    /// `linted` is that file as its lint parsed it: most questions are about the linted
+    /// file's own functions, and its summary drawn from this tree spares a second parse
+    /// of the same text.
+    fn session<'s>(&'s self, linted: Option<ParsedFile<'s>>) -> Box<dyn ProjectSession + 's>;
+}
+
+/// A file's code as its lint parsed it.
+#[derive(Clone, Copy)]
+pub struct ParsedFile<'t> {
+    pub path: &'t Path,
+    pub source: &'t str,
+    pub root: Node<'t>,
 }
 
 /// The questions the facts of one file ask about the rest of the project.

@@ -11,7 +11,7 @@ pub mod tensors;
 pub mod version_guard;
 
 use crate::diagnostic::Related;
-use cross_file::{ProjectFacts, ProjectSession};
+use cross_file::{ParsedFile, ProjectFacts, ProjectSession};
 use index::FileIndex;
 use std::any::Any;
 use std::cell::{OnceCell, RefCell};
@@ -84,7 +84,8 @@ impl<'t> Facts<'t> {
 
     /// Let the facts ask the project about callers, decorators and callees elsewhere.
     pub fn with_project(mut self, project: Option<&'t dyn ProjectFacts>) -> Facts<'t> {
-        self.project = project.map(|p| p.session());
+        let linted = ParsedFile { path: self.path, source: self.source, root: self.root };
+        self.project = project.map(|p| p.session(Some(linted)));
         self
     }
 
