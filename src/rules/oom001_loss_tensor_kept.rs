@@ -18,7 +18,7 @@ pub static RULE: Rule = Rule {
     code: "OOM001",
     slug: "loss-tensor-kept",
     default_severity: Severity::Error,
-    preview: true,
+    preview: false,
     summary: "A graph-attached tensor (a loss, a model output) is stored beyond its step",
     cost: Cost::Memory {
         figure: Figure::End,
