@@ -61,7 +61,9 @@ fn grad_scaler_lines(lines: usize) -> String {
     text
 }
 
-/// One lambda per line, each passed to `checkpoint` inside the one before, in a loop.
+/// One lambda per line, each passed to `checkpoint` inside the one before, in a loop
+/// (three levels of the syntax tree each: past `syntax::MAX_DEPTH` the rest is reported
+/// as too deeply nested, and not analysed).
 fn nested_lambdas(lines: usize) -> String {
     let depth = lines - 4;
     let mut text = String::from("from torch.utils.checkpoint import checkpoint\nfor block in blocks:\n    y = (\n");

@@ -206,3 +206,32 @@ fn a_parenthesized_starred_item_in_an_expression_list_is_parsed_around() {
     let source = "x = a *(b)\ny = f(*(c))\n";
     assert!(!oomlint::engine::parse(source).unwrap().root_node().has_error());
 }
+
+#[test]
+fn code_nested_too_deeply_is_reported_and_the_rest_is_linted() {
+    // Each level nests a call, its arguments and a lambda: 30,000 levels of the syntax
+    // tree, where the query matcher once took minutes and then dropped findings.
+    const LEVELS: usize = 10_000;
+    let mut source = String::from(
+        "import torch\nfrom torch.utils.checkpoint import checkpoint\nbefore = torch.load('a.pt')\n\
+         for block in blocks:\n    y = (\n",
+    );
+    (0..LEVELS).for_each(|i| source.push_str(&format!("        checkpoint(lambda x{i}:\n")));
+    source.push_str(&format!("        block(x0){}\n    )\nafter = torch.load('b.pt')\n", ")".repeat(LEVELS)));
+    let started = std::time::Instant::now();
+    let report = Engine::get().lint(&source, Path::new("t.py"), &RuleSettings::default());
+    let line_of = |offset: usize| source[..offset].matches('\n').count() + 1;
+    let [error] = report.syntax_errors.as_slice() else { panic!("{:?}", report.syntax_errors) };
+    assert!(error.message.starts_with("too deeply nested to analyse"), "{}", error.message);
+    let deep_from = line_of(error.offset);
+    assert!((6..6 + LEVELS).contains(&deep_from), "{deep_from}");
+    let lines = |code: &str| {
+        report.diagnostics.iter().filter(|d| d.code == code).map(|d| line_of(d.range.start)).collect::<Vec<_>>()
+    };
+    // The code around the deep expression is linted, and so is every level above the
+    // place reported: each lambda there is reported as recomputed by `checkpoint`.
+    assert_eq!(lines("OOM008"), [3, LEVELS + 8]);
+    assert_eq!(lines("OOM004"), [6]);
+    assert!(lines("OOM005") == (6..=deep_from).collect::<Vec<_>>(), "reported down to line {deep_from}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "{:?}", started.elapsed());
+}

@@ -299,9 +299,7 @@ fn process(input: Input, settings: &RuleSettings, mode: Mode) -> Outcome {
     let mut notes: Vec<String> = report
         .syntax_errors
         .iter()
-        .map(|e| {
-            format!("{shown}:{}: cannot parse: {} (linting continues past it)", file.place(&index, e.offset), e.message)
-        })
+        .map(|e| format!("{shown}:{}: {} (linting continues past it)", file.place(&index, e.offset), e.message))
         .collect();
     let threshold = match mode {
         Mode::Report => return Outcome::Done { file, notes, diff: None, fixed_text: None },

@@ -334,11 +334,13 @@ impl Engine {
         let compiled = self.query_for(&active);
         let root = tree.root_node();
         let _parents = tree::index_parents(root);
-        let syntax_errors = syntax::errors(root, source);
+        let mut syntax_errors = syntax::errors(root, source);
+        syntax_errors.extend(syntax::too_deep(root));
         let facts = Facts::new(source, root, path).with_project(settings.project.as_ref().map(|p| &*p.0));
         let mut diagnostics = Vec::new();
         let mut reported = HashSet::new();
         let mut cursor = QueryCursor::new();
+        cursor.set_max_start_depth(Some(syntax::MAX_DEPTH));
         if let Some(range) = range.clone() {
             cursor.set_byte_range(range);
         }

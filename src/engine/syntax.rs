@@ -1,8 +1,18 @@
-//! Parse errors as tree-sitter recovers from them: reported, never fatal. What still
-//! parses is linted.
+//! Parse errors as tree-sitter recovers from them, and code nested too deeply to
+//! analyse: reported, never fatal. What still parses, and what is nested less deeply, is
+//! linted.
 
 use crate::engine::tree;
 use tree_sitter::Node;
+
+/// How deeply code may nest for the rules' query to look inside it, in levels of the
+/// syntax tree (each bracket, call, lambda, operator or block adds one or two). Below
+/// this depth no match starts: tree-sitter's matcher keeps an unfinished match open for
+/// every enclosing level, so in deeper code its time grows with the square of the depth
+/// (and past about 20,000 levels it drops matches). Python refuses far less: 200 nested
+/// brackets, 100 indented blocks, and expressions nested about 3,000 deep (CPython 3.11
+/// stops compiling there).
+pub const MAX_DEPTH: u32 = 5_000;
 
 /// Files with many errors are usually not Python at all; a few locations suffice.
 const MAX_REPORTED: usize = 3;
@@ -10,6 +20,7 @@ const MAX_REPORTED: usize = 3;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyntaxError {
     pub offset: usize,
+    /// What went wrong there, shown after the place (`cannot parse: unexpected input`).
     pub message: String,
 }
 
@@ -24,14 +35,20 @@ pub fn errors(root: Node, source: &str) -> Vec<SyntaxError> {
             break;
         }
         if node.is_missing() {
-            found.push(SyntaxError { offset: node.start_byte(), message: format!("missing `{}`", node.kind()) });
+            found.push(SyntaxError {
+                offset: node.start_byte(),
+                message: format!("cannot parse: missing `{}`", node.kind()),
+            });
             continue;
         }
         if node.is_error() {
             let snippet: String = tree::text(node, source).chars().take(30).collect();
             let snippet = snippet.lines().next().unwrap_or("").trim();
-            let message =
-                if snippet.is_empty() { "unexpected input".to_string() } else { format!("unexpected `{snippet}`") };
+            let message = if snippet.is_empty() {
+                "cannot parse: unexpected input".to_string()
+            } else {
+                format!("cannot parse: unexpected `{snippet}`")
+            };
             found.push(SyntaxError { offset: node.start_byte(), message });
             continue;
         }
@@ -40,6 +57,39 @@ pub fn errors(root: Node, source: &str) -> Vec<SyntaxError> {
         stack.extend(children.into_iter().rev());
     }
     found
+}
+
+/// The first place nested deeper than `MAX_DEPTH`, reported with the parse errors: the
+/// code below it is not analysed, and a reader is told so rather than left to believe it
+/// holds nothing to report.
+pub fn too_deep(root: Node) -> Option<SyntaxError> {
+    let limit = MAX_DEPTH as usize;
+    let mut cursor = root.walk();
+    let mut depth = 0;
+    'walk: loop {
+        if depth > limit {
+            let message =
+                format!("too deeply nested to analyse (more than {limit} levels): what lies deeper is not linted");
+            return Some(SyntaxError { offset: cursor.node().start_byte(), message });
+        }
+        // A subtree of fewer nodes than the levels left cannot reach the limit: a file of
+        // ordinary statements is checked by looking at its top-level statements alone.
+        let room = limit - depth;
+        if cursor.node().descendant_count() > room && cursor.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                continue 'walk;
+            }
+            if depth == 0 || !cursor.goto_parent() {
+                break 'walk;
+            }
+            depth -= 1;
+        }
+    }
+    None
 }
 
 /// How many error and missing nodes the tree has: a fix must not raise it.
