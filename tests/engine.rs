@@ -117,6 +117,23 @@ fn qualified_names_follow_every_import_spelling() {
 }
 
 #[test]
+fn a_long_attribute_chain_resolves_without_recursing_per_link() {
+    // Generated code: one link per line, far more links than stack frames fit.
+    let links: String = (0..20_000).map(|i| format!("    .link{i}\n")).collect();
+    let source = format!("import torch.cuda.amp as amp\ny = (amp\n{links}    .probe)\n");
+    with_probes(&source, |facts, probes| {
+        let chain = probes[0].parent().unwrap();
+        let name = facts.qualified_name(chain).unwrap();
+        assert!(
+            name.starts_with("torch.cuda.amp.link0.link1.") && name.ends_with(".link19999.probe"),
+            "{}",
+            &name[..40]
+        );
+        assert_eq!(name.matches('.').count(), 20_003);
+    });
+}
+
+#[test]
 fn grad_mode_by_every_route() {
     let disabled = [
         "import torch\nwith torch.no_grad():\n    probe()",

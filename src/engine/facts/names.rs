@@ -31,10 +31,21 @@ fn resolve<'t>(index: &FileIndex<'t>, node: Node<'t>, source: &str, depth: usize
             }
         }
         "attribute" => {
-            let object = node.child_by_field_name("object")?;
-            let attribute = node.child_by_field_name("attribute")?;
-            let base = resolve(index, object, source, depth)?;
-            Some(format!("{base}.{}", tree::text(attribute, source)))
+            // The chain `a.b.c` is walked down to `a` in a loop: recursing per link, a
+            // generated chain of many thousand links overflows the stack, and building
+            // the path link by link copies it once per link.
+            let mut links = Vec::new();
+            let mut base = node;
+            while base.kind() == "attribute" {
+                links.push(tree::text(base.child_by_field_name("attribute")?, source));
+                base = tree::unparenthesize(base.child_by_field_name("object")?);
+            }
+            let mut path = resolve(index, base, source, depth)?;
+            for link in links.iter().rev() {
+                path.push('.');
+                path.push_str(link);
+            }
+            Some(path)
         }
         "parenthesized_expression" => resolve(index, tree::unparenthesize(node), source, depth),
         _ => None,
