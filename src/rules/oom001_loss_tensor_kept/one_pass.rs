@@ -178,7 +178,7 @@ const MAX_FOLLOWED: usize = 16;
 
 /// Whether the value of `name` (bound in `scope`), from `step` on, is kept beyond the
 /// pass: appended or stored into a container or attribute, returned or yielded, read
-/// by a nested function, or handed to a function that might keep it. Reading it into a
+/// by a closure, or handed to a function that might keep it. Reading it into a
 /// Python number (`.item()`, `float(...)`), printing or logging it, comparing it,
 /// updating it in place (`total /= n`) or backpropagating through it keeps nothing;
 /// a name it is assigned to is followed in turn.
@@ -193,8 +193,12 @@ fn escapes<'t>(checker: &Checker<'_, 't>, scope: Node<'t>, name: &str, store: No
                 continue;
             }
             if tree::enclosing_body(occurrence).id() != tree::enclosing_body(step).id() {
-                // A nested function reading the accumulator (or a name of its own).
-                if index.lookup(&name, occurrence).is_some_and(|b| b.scope == scope.id()) {
+                // A closure reading a function's accumulator may keep it. A function's
+                // read of a module-level accumulator is not followed: the editor relints
+                // a function body without the module-level code unless that code calls
+                // it, so a module-level finding must not rest on function bodies (a
+                // function that keeps a module-level epoch sum is missed).
+                if scope.kind() != "module" && index.lookup(&name, occurrence).is_some_and(|b| b.scope == scope.id()) {
                     return true;
                 }
                 continue;
