@@ -252,3 +252,19 @@ fn code_nested_too_deeply_is_reported_and_the_rest_is_linted() {
     assert!(lines("OOM005") == (6..=deep_from).collect::<Vec<_>>(), "reported down to line {deep_from}");
     assert!(started.elapsed() < std::time::Duration::from_secs(60), "{:?}", started.elapsed());
 }
+
+#[test]
+fn the_parent_index_agrees_with_the_tree() {
+    // Statements of every size, nested scopes, an error, and a zero-width missing node.
+    let source = "import torch\n@dec\ndef f(x):\n    return [lambda y: (y + x) for _ in x]\nclass C:\n    def g(self):\n        \
+                  return 1\nx = (1 +\ny = 2\ndef h(:\n    pass\n\nz = torch.load(x)\n";
+    let tree = parse(source).unwrap();
+    let root = tree.root_node();
+    assert!(tree::descendants(root).any(|n| n.is_missing()), "the text has missing nodes");
+    let _index = tree::index_parents(root);
+    let nodes: Vec<_> = tree::descendants(root).collect();
+    // Asked in reverse as well as in order: the index is built as questions come.
+    for node in nodes.iter().rev().chain(&nodes) {
+        assert_eq!(tree::parent(*node).map(|p| p.id()), node.parent().map(|p| p.id()), "{node:?}");
+    }
+}

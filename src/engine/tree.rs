@@ -1,8 +1,6 @@
 //! Small helpers over tree-sitter-python nodes that every rule and fact needs.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::marker::PhantomData;
 use tree_sitter::{Node, TreeCursor, ffi};
 
@@ -83,12 +81,65 @@ pub fn parent(node: Node) -> Option<Node> {
 struct ParentIndex {
     tree: *const ffi::TSTree,
     root: ffi::TSNode,
-    /// Node id to its parent, for the nodes of the statements indexed so far.
-    parents: HashMap<usize, ffi::TSNode, BuildHasherDefault<IdHasher>>,
-    /// The top-level statements indexed so far, by id.
-    indexed: HashSet<usize, BuildHasherDefault<IdHasher>>,
     /// The root's children, in order, once first needed.
-    statements: Option<Vec<ffi::TSNode>>,
+    statements: Vec<ffi::TSNode>,
+    /// Per statement (as in `statements`): the parents of the nodes below it, once asked.
+    below: Vec<Option<StatementParents>>,
+    /// The statement answered from last: questions come in runs about one statement.
+    last: usize,
+}
+
+/// The parents of the nodes below one top-level statement. Kept per statement and
+/// compact, rather than in one table of the file's nodes: a 200,000-line file has
+/// millions of nodes, and a table that size costs as much memory as the tree again,
+/// and a cache miss per question.
+struct StatementParents {
+    /// The nodes that have children, the statement first, each stored once however many
+    /// children it has.
+    parents: Vec<ffi::TSNode>,
+    /// Every node below the statement, sorted by id: its id and its parent's place in
+    /// `parents`.
+    children: Vec<(usize, u32)>,
+}
+
+impl StatementParents {
+    /// One walk of `statement`'s subtree.
+    fn new(statement: Node) -> StatementParents {
+        let mut parents = Vec::new();
+        let mut children = Vec::with_capacity(statement.descendant_count().saturating_sub(1));
+        let mut cursor = statement.walk();
+        // The place in `parents` of each node the cursor is inside of.
+        let mut open: Vec<u32> = Vec::new();
+        'walk: loop {
+            let node = cursor.node();
+            if let Some(&parent) = open.last() {
+                children.push((node.id(), parent));
+            }
+            if cursor.goto_first_child() {
+                // Nodes are fewer than bytes in the file, and offsets are 32-bit in tree-sitter.
+                open.push(parents.len() as u32);
+                parents.push(node.into_raw());
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    continue 'walk;
+                }
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+                open.pop();
+            }
+        }
+        children.sort_unstable_by_key(|&(id, _)| id);
+        parents.shrink_to_fit();
+        StatementParents { parents, children }
+    }
+
+    fn parent_of(&self, id: usize) -> Option<ffi::TSNode> {
+        let at = self.children.binary_search_by_key(&id, |&(child, _)| child).ok()?;
+        Some(self.parents[self.children[at].1 as usize])
+    }
 }
 
 impl ParentIndex {
@@ -97,89 +148,45 @@ impl ParentIndex {
         // which the `ParentsIndexed` guard keeps borrowed; the returned node takes
         // `node`'s lifetime.
         let raw = |raw: ffi::TSNode| unsafe { Node::from_raw(raw) };
-        if let Some(&parent) = self.parents.get(&node.id()) {
-            return Some(raw(parent));
-        }
         let root: Node<'t> = raw(self.root);
         if node.id() == root.id() {
             return None;
         }
-        // By offset among the top-level statements (asking the root for the child that
-        // holds `node` walks its children one by one: quadratic over a long module).
-        let statements = self.statements.get_or_insert_with(|| {
+        if self.statements.is_empty() {
             let mut cursor = root.walk();
-            root.children(&mut cursor).map(|c| c.into_raw()).collect()
-        });
-        let at = statements.partition_point(|&c| raw(c).start_byte() <= node.start_byte());
-        let candidate = at.checked_sub(1).map(|i| raw(statements[i]));
-        // The candidate by offset, then (for zero-width nodes at a boundary) the root's answer.
-        let by_offset = candidate.filter(|c| c.end_byte() >= node.end_byte());
-        let asked = std::iter::once_with(|| root.child_with_descendant(node)).flatten();
-        for statement in by_offset.into_iter().chain(asked) {
+            self.statements = root.children(&mut cursor).map(|c| c.into_raw()).collect();
+            self.below = std::iter::repeat_with(|| None).take(self.statements.len()).collect();
+        }
+        let holds =
+            |statement: Node| statement.start_byte() <= node.start_byte() && node.end_byte() <= statement.end_byte();
+        // The statement asked about last, then the one found by offset among the
+        // top-level statements (asking the root for the child that holds `node` walks its
+        // children one by one: quadratic over a long module), then (for zero-width nodes
+        // at a boundary) the root's answer.
+        let last = Some(self.last).filter(|&at| self.statements.get(at).is_some_and(|&s| holds(raw(s))));
+        let by_offset = std::iter::once_with(|| {
+            let after = self.statements.partition_point(|&s| raw(s).start_byte() <= node.start_byte());
+            after.checked_sub(1).filter(|&at| holds(raw(self.statements[at])))
+        })
+        .flatten();
+        let asked = std::iter::once_with(|| {
+            let statement = root.child_with_descendant(node)?;
+            let first = self.statements.partition_point(|&s| raw(s).start_byte() < statement.start_byte());
+            (first..self.statements.len()).find(|&at| raw(self.statements[at]).id() == statement.id())
+        })
+        .flatten();
+        for at in last.into_iter().chain(by_offset).chain(asked) {
+            let statement = raw(self.statements[at]);
             if statement.id() == node.id() {
                 return Some(root);
             }
-            if self.indexed.insert(statement.id()) {
-                index_subtree(statement, &mut self.parents);
-            }
-            if let Some(&parent) = self.parents.get(&node.id()) {
+            let below = self.below[at].get_or_insert_with(|| StatementParents::new(statement));
+            if let Some(parent) = below.parent_of(node.id()) {
+                self.last = at;
                 return Some(raw(parent));
             }
         }
         None
-    }
-}
-
-/// Record the parent of every node below `top`.
-fn index_subtree(top: Node, parents: &mut HashMap<usize, ffi::TSNode, BuildHasherDefault<IdHasher>>) {
-    parents.reserve(top.descendant_count());
-    let mut cursor = top.walk();
-    let mut open: Vec<Node> = Vec::new();
-    'walk: loop {
-        let node = cursor.node();
-        if let Some(parent) = open.last() {
-            parents.insert(node.id(), parent.into_raw());
-        }
-        if cursor.goto_first_child() {
-            open.push(node);
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                continue 'walk;
-            }
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-            open.pop();
-        }
-    }
-}
-
-/// Node ids are addresses: spread them cheaply instead of hashing them securely.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    /// Every bit of the result depends on every bit of the id (the SplitMix64 finisher):
-    /// ids are aligned addresses, and a mix that leaves some bits of the table index
-    /// constant crowds a large file's nodes into a fraction of the table, so lookups
-    /// slow down as the file grows.
-    fn write_usize(&mut self, id: usize) {
-        let mut z = id as u64;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        self.0 = z ^ (z >> 31);
     }
 }
 
@@ -198,13 +205,7 @@ fn with_index<T>(node: Node, f: impl FnOnce(&mut ParentIndex) -> T) -> Option<T>
 /// while it lints a file.
 pub fn index_parents(root: Node<'_>) -> ParentsIndexed<'_> {
     let raw = root.into_raw();
-    let index = ParentIndex {
-        tree: raw.tree,
-        root: raw,
-        parents: HashMap::default(),
-        indexed: HashSet::default(),
-        statements: None,
-    };
+    let index = ParentIndex { tree: raw.tree, root: raw, statements: Vec::new(), below: Vec::new(), last: 0 };
     let previous = PARENT_INDEX.with_borrow_mut(|slot| slot.replace(index));
     ParentsIndexed { previous, tree: PhantomData }
 }
