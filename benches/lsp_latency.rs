@@ -172,10 +172,12 @@ fn edit_kind(kind: usize, text: &mut Text, function: usize, n: usize) -> Value {
                 text.change(anchor, anchor + "\n        ".len() + LINE.len(), "")
             }
         }
-        // After `optimizer.zero_grad()`: a comment typed, then removed.
+        // After `optimizer.zero_grad()`: a comment typed, then removed. Placed from the
+        // call, not from the line's end, which moves as the comment grows.
         2 => {
             const COMMENT: &str = "  # reset before each batch";
-            let anchor = text.end_of_line_with("optimizer.zero_grad()", function);
+            const CALL: &str = "optimizer.zero_grad()";
+            let anchor = function + text.text[function..].find(CALL).expect("the call") + CALL.len();
             let step = n % (COMMENT.len() + 1);
             if step < COMMENT.len() {
                 text.change(anchor + step, anchor + step, &COMMENT[step..step + 1])
