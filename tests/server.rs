@@ -714,6 +714,62 @@ async fn editing_a_caller_republishes_the_callee_in_another_file() {
     }
 }
 
+/// An open notebook is part of the project as `check` reads it, its code cells joined:
+/// the caller in its cell silences OOM002 in the callee's file from disk at first, and
+/// editing the cell (not saved) republishes the callee's file with the finding.
+#[tokio::test]
+async fn editing_a_caller_in_a_notebook_cell_republishes_the_callee_in_another_file() {
+    let cells =
+        ["import torch\nfrom evaluation import evaluate", "with torch.no_grad():\n    evaluate(model, val_loader)"];
+    let code_cell = |text: &str| json!({"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [], "source": text});
+    let on_disk = json!({
+        "cells": cells.iter().map(|c| code_cell(c)).collect::<Vec<_>>(),
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    })
+    .to_string();
+    let files = [("evaluation.py", EVALUATION), ("explore.ipynb", on_disk.as_str())];
+    let mut s = Session::start_with_files(&files, json!({}), json!({"debounceMs": 0})).await;
+    let evaluation = s.open("evaluation.py", EVALUATION).await;
+    // Before the index is built the finding may show; once built, the notebook's call
+    // under `no_grad` silences it.
+    while !codes(&s.diagnostics(&evaluation).await).is_empty() {}
+
+    let notebook = s.uri("explore.ipynb");
+    let cell = |n: usize| format!("{notebook}#cell{n}");
+    let texts: Vec<Value> =
+        (0..2).map(|n| json!({"uri": cell(n), "languageId": "python", "version": 1, "text": cells[n]})).collect();
+    s.notify(
+        "notebookDocument/didOpen",
+        json!({
+            "notebookDocument": {"uri": notebook, "notebookType": "jupyter-notebook", "version": 1,
+                                 "cells": (0..2).map(|n| json!({"kind": 2, "document": cell(n)})).collect::<Vec<_>>()},
+            "cellTextDocuments": texts,
+        }),
+    )
+    .await;
+    // Remove `with torch.no_grad():` and dedent the call under it.
+    let edit = json!({"range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 4}}, "text": ""});
+    s.notify(
+        "notebookDocument/didChange",
+        json!({
+            "notebookDocument": {"uri": notebook, "version": 2},
+            "change": {"cells": {"textContent": [{"document": {"uri": cell(1), "version": 2}, "changes": [edit]}]}},
+        }),
+    )
+    .await;
+    let published = loop {
+        let published = s.diagnostics(&evaluation).await;
+        if !codes(&published).is_empty() {
+            break published;
+        }
+    };
+    assert_eq!(codes(&published), ["OOM002"]);
+    let related = &published["diagnostics"][0]["relatedInformation"][0];
+    assert_eq!(related["location"]["uri"], notebook);
+}
+
 /// A decorator from another module that enters `inference_mode`, seen by the server.
 #[tokio::test]
 async fn a_decorator_from_another_module_silences_oom002_in_the_editor() {

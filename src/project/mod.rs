@@ -85,6 +85,9 @@ struct Indexed {
     /// The text, when it did not come from the disk (an editor's buffer), or when the
     /// file is indexed lazily.
     text: Option<Arc<str>>,
+    /// `text` is the code the engine reads (an editor's buffer: a notebook's code cells
+    /// joined), not the file's text.
+    text_is_code: bool,
     /// What each function returns (see `summary::returned_values`), worked out the first
     /// time a rule asks.
     returns: OnceLock<Vec<TensorValue>>,
@@ -92,12 +95,18 @@ struct Indexed {
 
 impl Indexed {
     fn new(content: u64, summary: Arc<FileSummary>, text: Option<Arc<str>>) -> Indexed {
-        Indexed { content, summary: OnceLock::from(summary), text, returns: OnceLock::new() }
+        Indexed { content, summary: OnceLock::from(summary), text, text_is_code: false, returns: OnceLock::new() }
     }
 
     /// A Python file summarised only when a question needs it.
     fn lazy(text: Arc<str>) -> Indexed {
-        Indexed { content: content_hash(&text), summary: OnceLock::new(), text: Some(text), returns: OnceLock::new() }
+        Indexed {
+            content: content_hash(&text),
+            summary: OnceLock::new(),
+            text: Some(text),
+            text_is_code: false,
+            returns: OnceLock::new(),
+        }
     }
 
     fn summary(&self, path: &Path) -> &Arc<FileSummary> {
@@ -260,11 +269,28 @@ impl ProjectIndex {
         let returns = current
             .filter(|f| f.returns.get().is_some())
             .map(|_| parsed(&path, text, summary::returned_values).unwrap_or_default());
-        Prepared { path, content, summary, text: Arc::from(text), returns }
+        Prepared { path, content, summary, text: Arc::from(text), text_is_code: false, returns }
+    }
+
+    /// `prepare` for an editor's buffer whose syntax tree is at hand: `code` is what the
+    /// engine lints (a notebook's code cells joined) and `tree` its tree, so nothing is
+    /// parsed again.
+    pub fn prepare_buffer(&self, path: &Path, code: Arc<str>, tree: &tree_sitter::Tree) -> Prepared {
+        let path = normalize(path);
+        let content = content_hash(&code);
+        let current = self.files.get(&path);
+        let summary = match self.by_content.get(&content) {
+            Some(known) => Some(known.clone()),
+            None if current.is_some_and(|f| f.content == content) => None,
+            None => Some(Arc::new(summary::summarize(&code, tree.root_node()))),
+        };
+        let returns =
+            current.filter(|f| f.returns.get().is_some()).map(|_| summary::returned_values(&code, tree.root_node()));
+        Prepared { path, content, summary, text: code, text_is_code: true, returns }
     }
 
     pub fn apply(&mut self, prepared: Prepared) -> Change {
-        let Prepared { path, content, summary, text, returns } = prepared;
+        let Prepared { path, content, summary, text, text_is_code, returns } = prepared;
         let before = self.files.get(&path).map(|f| f.summary(&path).clone());
         let old_content = self.files.get(&path).map(|f| f.content);
         let returns_changed = match (self.files.get(&path).and_then(|f| f.returns.get()), &returns) {
@@ -285,7 +311,7 @@ impl ProjectIndex {
         match &summary {
             Some(summary) => {
                 self.by_content.insert(content, summary.clone());
-                let indexed = Indexed::new(content, summary.clone(), Some(text));
+                let indexed = Indexed { text_is_code, ..Indexed::new(content, summary.clone(), Some(text)) };
                 if let Some(returns) = returns {
                     let _ = indexed.returns.set(returns);
                 }
@@ -348,7 +374,11 @@ impl ProjectIndex {
                 // The disk's text, if it is still the one summarised.
                 None => read_text(path).ok().filter(|text| content_hash(text) == file.content),
             };
-            text.and_then(|text| parsed(path, &text, summary::returned_values).ok()).unwrap_or_default()
+            let read = |text: String| match file.text_is_code {
+                true => crate::engine::parse(&text).map(|tree| summary::returned_values(&text, tree.root_node())),
+                false => parsed(path, &text, summary::returned_values).ok(),
+            };
+            text.and_then(read).unwrap_or_default()
         });
         returns.get(function as usize).copied().unwrap_or(TensorValue::Unknown)
     }
@@ -360,6 +390,7 @@ pub struct Prepared {
     content: u64,
     summary: Option<Arc<FileSummary>>,
     text: Arc<str>,
+    text_is_code: bool,
     /// What its functions return, worked out when the index had been asked it before.
     returns: Option<Vec<TensorValue>>,
 }

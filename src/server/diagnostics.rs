@@ -216,6 +216,13 @@ impl Backend {
                 for (uri, version, diagnostics) in linted.into_iter().flatten().filter(|_| push) {
                     client.publish_diagnostics(uri, diagnostics, Some(version)).await;
                 }
+                // The project index takes the text now that its findings are out: indexing
+                // never delays them, and it reuses the tree the lint parsed.
+                let backend = Backend { client: client.clone(), state: state.clone() };
+                match &target {
+                    Target::File(uri) => backend.reindex_open(uri),
+                    Target::Notebook(uri) => backend.reindex_notebook(uri),
+                }
                 let mut state = lock(&state);
                 if state.linting.get(&target) == Some(&true) {
                     state.linting.insert(target.clone(), false);

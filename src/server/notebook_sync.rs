@@ -109,5 +109,9 @@ impl Backend {
         for cell in cells {
             self.client.publish_diagnostics(cell, Vec::new(), None).await;
         }
+        // Closed, the notebook on disk is the project's again.
+        if let Some(path) = params.notebook_document.uri.to_file_path() {
+            self.reindex(path.into_owned());
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! `textDocument/didOpen`, `didChange`, `didSave`, `didClose`: each change is applied
 //! synchronously, in order, before anything awaits; a stale or malformed change is
-//! logged and ignored. Linting is then scheduled in the background.
+//! logged and ignored. Linting is then scheduled in the background, and the project
+//! index takes the new text after it.
 
 use super::Backend;
 use super::document::Document;
@@ -11,7 +12,7 @@ impl Backend {
         let document = params.text_document;
         let version = document.version;
         self.state().documents.insert(document.uri.clone(), Document::new(document.text, version));
-        self.reindex_open(&document.uri);
+        // The project index takes the text once it is linted (`schedule`).
         self.schedule(document.uri, version);
     }
 
@@ -35,7 +36,6 @@ impl Backend {
         if let Some(message) = problem {
             self.client.log_message(MessageType::WARNING, message).await;
         }
-        self.reindex_open(&uri);
         self.schedule(uri, version);
     }
 

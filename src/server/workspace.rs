@@ -10,6 +10,7 @@ use super::Backend;
 use super::state::{State, lock};
 use crate::config::ConfigResolver;
 use crate::discover;
+use crate::notebook::Cells;
 use crate::project::{self, Change, ProjectIndex};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -33,8 +34,19 @@ pub struct Workspace {
     latest: HashMap<PathBuf, u64>,
     tickets: u64,
     /// The files whose update runs now, each with the latest update asked for meanwhile
-    /// (its text, `None` to read the disk, and its ticket).
-    running: HashMap<PathBuf, Option<(Option<String>, u64)>>,
+    /// (what to read, and its ticket).
+    running: HashMap<PathBuf, Option<(Content, u64)>>,
+}
+
+/// What an index update reads for a file.
+enum Content {
+    /// The file on disk.
+    Disk,
+    /// An editor's buffer: the file's text (a notebook's JSON), parsed for the index.
+    Text(String),
+    /// An editor's buffer as the engine reads it (a notebook's code cells joined), with
+    /// the syntax tree linting parsed it to when there is one, which the index reuses.
+    Code(Arc<str>, Option<tree_sitter::Tree>),
 }
 
 impl Workspace {
@@ -154,16 +166,43 @@ impl Backend {
         });
     }
 
-    /// Take the open document `uri`'s current text into the index.
+    /// Take the open document `uri`'s current text into the index, with the syntax tree
+    /// the lint parsed it to (called once its findings are out, so that indexing never
+    /// delays them).
     pub(super) fn reindex_open(&self, uri: &Uri) {
         let Some(path) = file_path(uri).filter(|p| is_python(p)) else { return };
         let taken = {
             let mut state = self.state();
-            let text = state.documents.get(uri).map(|d| d.text.clone());
-            text.map(|text| (text, state.workspace.ticket(&path)))
+            let content = state.documents.get_mut(uri).map(|document| {
+                // A byte-order mark is not code: the index reads the text without it.
+                let parsed = !crate::lint::is_notebook(&path) && !document.text.starts_with('\u{feff}');
+                match document.tree().cloned().filter(|_| parsed) {
+                    Some(tree) => Content::Code(Arc::from(document.text.as_str()), Some(tree)),
+                    None => Content::Text(document.text.clone()),
+                }
+            });
+            content.map(|content| (content, state.workspace.ticket(&path)))
         };
-        if let Some((text, ticket)) = taken {
-            self.update_index(path, Some(text), ticket);
+        if let Some((content, ticket)) = taken {
+            self.update_index(path, content, ticket);
+        }
+    }
+
+    /// Take an open notebook's code cells, joined as they are linted, into the index in
+    /// place of the notebook file on disk (as `check` indexes a notebook: its code).
+    pub(super) fn reindex_notebook(&self, notebook: &Uri) {
+        let Some(path) = file_path(notebook).filter(|p| is_python(p)) else { return };
+        let taken = {
+            let mut state = self.state();
+            let cells = state.notebooks.get(notebook).map(|open| {
+                let texts: Vec<&str> =
+                    open.code_cells().filter_map(|cell| state.documents.get(cell).map(|d| d.text.as_str())).collect();
+                Cells::from_texts(&texts)
+            });
+            cells.map(|cells| (Arc::<str>::from(cells.source), state.workspace.ticket(&path)))
+        };
+        if let Some((code, ticket)) = taken {
+            self.update_index(path, Content::Code(code, None), ticket);
         }
     }
 
@@ -174,19 +213,18 @@ impl Backend {
             return;
         }
         let ticket = self.state().workspace.ticket(&path);
-        self.update_index(path, None, ticket);
+        self.update_index(path, Content::Disk, ticket);
     }
 
-    /// Summarise `text` (`None`: read the disk) in the background and put it into the
-    /// index if `ticket` is still the file's latest update; relint the dependents. One
-    /// update of a file runs at a time: those asked for meanwhile wait, and only the
-    /// latest of them runs next, so a burst of edits to a large document is not
-    /// summarised once per edit.
-    fn update_index(&self, path: PathBuf, text: Option<String>, ticket: u64) {
+    /// Summarise `content` in the background and put it into the index if `ticket` is
+    /// still the file's latest update; relint the dependents. One update of a file runs
+    /// at a time: those asked for meanwhile wait, and only the latest of them runs next,
+    /// so a burst of edits to a large document is not summarised once per edit.
+    fn update_index(&self, path: PathBuf, content: Content, ticket: u64) {
         {
             let mut state = self.state();
             if let Some(next) = state.workspace.running.get_mut(&path) {
-                *next = Some((text, ticket));
+                *next = Some((content, ticket));
                 return;
             }
             state.workspace.running.insert(path.clone(), None);
@@ -195,15 +233,22 @@ impl Backend {
         let index = self.state().workspace.index.clone();
         tokio::spawn(async move {
             let state = backend.state.clone();
-            let (mut text, mut ticket) = (text, ticket);
+            let (mut content, mut ticket) = (content, ticket);
             loop {
                 let (index, shared, file) = (index.clone(), state.clone(), path.clone());
                 let found = tokio::task::spawn_blocking(move || {
-                    let text = text.or_else(|| std::fs::read_to_string(&file).ok());
                     // Summarised without holding a lock; put in only if no later update
                     // of the file was asked for meanwhile (under the state lock, so that
                     // the check and the update are one step).
-                    let prepared = text.map(|text| project::read(&index).prepare(&file, &text));
+                    let prepared = match content {
+                        Content::Disk => {
+                            std::fs::read_to_string(&file).ok().map(|text| project::read(&index).prepare(&file, &text))
+                        }
+                        Content::Text(text) => Some(project::read(&index).prepare(&file, &text)),
+                        Content::Code(code, tree) => tree
+                            .or_else(|| crate::engine::parse(&code))
+                            .map(|tree| project::read(&index).prepare_buffer(&file, code, &tree)),
+                    };
                     let change = {
                         let mut state = lock(&shared);
                         if !state.workspace.take_if_latest(&file, ticket) {
@@ -229,7 +274,7 @@ impl Backend {
                     next
                 };
                 match next {
-                    Some(next) => (text, ticket) = next,
+                    Some(next) => (content, ticket) = next,
                     None => return,
                 }
             }
