@@ -5,6 +5,7 @@
 //! way, each changed cell written back on its own.
 
 use crate::diagnostic::Diagnostic;
+use crate::engine::facts::FileWideFacts;
 use crate::engine::{Engine, FileReport, RuleSettings};
 use crate::fix::Applicability;
 use crate::fix::apply::{FixResult, fix_source_keeping};
@@ -106,23 +107,25 @@ impl SourceKind {
 /// Lint a source. `path` is used for configuration-independent file-name heuristics
 /// and is not read.
 pub fn lint(source: &SourceKind, path: &Path, settings: &RuleSettings) -> FileReport {
-    lint_parsed(source, None, None, path, settings)
+    lint_parsed(source, None, None, None, path, settings)
 }
 
 /// Lint a source with its syntax tree already parsed (an editor keeps one per file and
 /// reparses it incrementally), reporting only findings inside `range` when one is given
-/// (the one statement an edit touched). Notebooks are always parsed whole: their tree is
-/// that of the joined cells.
+/// (the one statement an edit touched), with the whole-file answers an editor keeps
+/// between lints of a file (`file_wide`). Notebooks are always parsed whole: their tree
+/// is that of the joined cells.
 pub fn lint_parsed(
     source: &SourceKind,
     tree: Option<&Tree>,
     range: Option<Range<usize>>,
+    file_wide: Option<&FileWideFacts>,
     path: &Path,
     settings: &RuleSettings,
 ) -> FileReport {
     let engine = Engine::get();
     match source {
-        SourceKind::Python(text) => engine.lint_range(text, tree, path, settings, range),
+        SourceKind::Python(text) => engine.lint_range(text, tree, path, settings, range, file_wide),
         _ => {
             let mut report = engine.lint(source.code(), path, settings);
             for diagnostic in &mut report.diagnostics {

@@ -291,11 +291,13 @@ impl Engine {
     /// document and reparses it incrementally); without one, parse only when some
     /// enabled rule could match.
     pub fn lint_parsed(&self, source: &str, tree: Option<&Tree>, path: &Path, settings: &RuleSettings) -> FileReport {
-        self.lint_range(source, tree, path, settings, None)
+        self.lint_range(source, tree, path, settings, None, None)
     }
 
     /// Lint, reporting only findings inside `range` (the query runs over that range
-    /// alone): the language server relints the one statement an edit touched.
+    /// alone): the language server relints the one statement an edit touched. Whole-file
+    /// answers are kept in, and taken from, `file_wide` when one is given (see
+    /// `facts::FileWideFacts`).
     pub fn lint_range(
         &self,
         source: &str,
@@ -303,10 +305,11 @@ impl Engine {
         path: &Path,
         settings: &RuleSettings,
         range: Option<std::ops::Range<usize>>,
+        file_wide: Option<&facts::FileWideFacts>,
     ) -> FileReport {
         if let Cow::Owned(lines) = crate::source::lone_carriage_returns_as_newlines(source) {
             // Same offsets, the lines Python sees; a tree parsed from the other text is stale.
-            return self.lint_range(&lines, None, path, settings, range);
+            return self.lint_range(&lines, None, path, settings, range, file_wide);
         }
         if Suppressions::ignores_whole_file(source) {
             return FileReport::default();
@@ -336,7 +339,9 @@ impl Engine {
         let _parents = tree::index_parents(root);
         let mut syntax_errors = syntax::errors(root, source);
         syntax_errors.extend(syntax::too_deep(root));
-        let facts = Facts::new(source, root, path).with_project(settings.project.as_ref().map(|p| &*p.0));
+        let facts = Facts::new(source, root, path)
+            .with_project(settings.project.as_ref().map(|p| &*p.0))
+            .with_file_wide(file_wide);
         let mut diagnostics = Vec::new();
         let mut reported = HashSet::new();
         let mut cursor = QueryCursor::new();

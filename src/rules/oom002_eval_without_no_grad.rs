@@ -194,9 +194,10 @@ fn network_on_cpu<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
 pub(super) const FILE_WIDE_WORDS: &[&str] = &["cuda", "to"];
 
 /// The receivers the file moves to an accelerator anywhere (`model.cuda()`,
-/// `model.to(device)`), as spelled: worked out once per file, asked per forward call.
-fn moved_to_accelerator(checker: &Checker) -> std::rc::Rc<std::collections::HashSet<String>> {
-    checker.facts.memo("OOM002 moved to an accelerator", None, || {
+/// `model.to(device)`), as spelled: worked out once per file (and kept for an editor's
+/// partial relints, which `FILE_WIDE_WORDS` guard), asked per forward call.
+fn moved_to_accelerator(checker: &Checker) -> std::sync::Arc<std::collections::HashSet<String>> {
+    checker.facts.file_wide("OOM002 moved to an accelerator", || {
         let source = checker.source();
         checker
             .facts

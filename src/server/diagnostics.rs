@@ -8,6 +8,7 @@ use super::state::{State, Target, lock};
 use super::{Backend, convert, incremental};
 use crate::diagnostic::Diagnostic;
 use crate::engine::RuleSettings;
+use crate::engine::facts::FileWideFacts;
 use crate::lint::{self, SourceKind};
 use crate::notebook::Cells;
 use crate::source::LineIndex;
@@ -33,6 +34,9 @@ pub struct Snapshot {
     /// When only one top-level statement of a file changed since its stored findings:
     /// that statement's span now, how much longer the text became, and those findings.
     incremental: Option<(Range<usize>, isize, Vec<Diagnostic>)>,
+    /// The whole-file answers the lint reuses and keeps: the stored findings' for a
+    /// partial relint, a new store for a whole lint.
+    pub file_wide: Arc<FileWideFacts>,
 }
 
 impl Snapshot {
@@ -60,7 +64,11 @@ impl Snapshot {
             Target::File(uri) => incremental_plan(state, uri),
             Target::Notebook(_) => None,
         };
-        Some((Snapshot { members, source, tree, path, settings, incremental }, notices))
+        let file_wide = match (target, &incremental) {
+            (Target::File(uri), Some(_)) => state.documents.get(uri).map(|d| d.file_wide.clone()).unwrap_or_default(),
+            _ => Arc::default(),
+        };
+        Some((Snapshot { members, source, tree, path, settings, incremental, file_wide }, notices))
     }
 
     /// Whether only part of the file is relinted.
@@ -75,7 +83,8 @@ impl Snapshot {
         let tree = self.tree.as_ref();
         match (&self.source, self.incremental) {
             (SourceKind::Python(_), Some((unit, delta, previous))) => {
-                let local = lint::lint_parsed(&self.source, tree, Some(unit.clone()), &self.path, &settings);
+                let file_wide = Some(&*self.file_wide);
+                let local = lint::lint_parsed(&self.source, tree, Some(unit.clone()), file_wide, &self.path, &settings);
                 vec![incremental::merge(previous, local.diagnostics, &unit, delta)]
             }
             (SourceKind::Cells(cells), _) => {
@@ -83,7 +92,9 @@ impl Snapshot {
                 let mut by_cell = cells.split_findings(found);
                 (1..=self.members.len()).map(|number| by_cell.remove(&number).unwrap_or_default()).collect()
             }
-            _ => vec![lint::lint_parsed(&self.source, tree, None, &self.path, &settings).diagnostics],
+            _ => vec![
+                lint::lint_parsed(&self.source, tree, None, Some(&self.file_wide), &self.path, &settings).diagnostics,
+            ],
         }
     }
 }
@@ -138,6 +149,7 @@ pub async fn lint(
         client.show_message(kind, message).await;
     }
     let members = snapshot.members.clone();
+    let file_wide = snapshot.file_wide.clone();
     let found = tokio::task::spawn_blocking(move || snapshot.lint()).await.ok()?;
     let mut state = lock(state);
     let current = state.members(target).is_some_and(|now| now.iter().eq(members.iter().map(|(uri, _, _)| uri)));
@@ -151,14 +163,15 @@ pub async fn lint(
     for ((uri, version, text), found) in members.into_iter().zip(found) {
         let index = LineIndex::new(&text);
         let converted = found.iter().map(|d| convert::diagnostic(&text, &index, d, encoding, &docs_links)).collect();
-        keep(&mut state, &uri, version, found);
+        keep(&mut state, &uri, version, found, &file_wide);
         published.push((uri, version, converted));
     }
     Some(published)
 }
 
-/// Store a document's findings for `version`: later partial relints start from them.
-pub fn keep(state: &mut State, uri: &Uri, version: i32, found: Vec<Diagnostic>) {
+/// Store a document's findings for `version`, with the whole-file answers their lint
+/// drew: later partial relints start from them.
+pub fn keep(state: &mut State, uri: &Uri, version: i32, found: Vec<Diagnostic>, file_wide: &Arc<FileWideFacts>) {
     if let Some(document) = state.documents.get_mut(uri) {
         document.edits.retain(|e| e.version > version);
         // The layout of the text the findings are of: the current one, unless changes
@@ -166,6 +179,9 @@ pub fn keep(state: &mut State, uri: &Uri, version: i32, found: Vec<Diagnostic>) 
         let current = document.version == version && document.edits.is_empty();
         document.linted =
             document.reparsed_tree().filter(|_| current).map(|tree| incremental::FileLayout::of(tree, &document.text));
+        if current {
+            document.file_wide = file_wide.clone();
+        }
     }
     state.results.insert(uri.clone(), (version, found));
 }

@@ -4,9 +4,11 @@
 
 use super::incremental::{self, EditRecord};
 use super::position::{Encoding, to_offset};
+use crate::engine::facts::FileWideFacts;
 use crate::engine::reparse;
 use crate::source::LineIndex;
 use std::ops::Range;
+use std::sync::Arc;
 use tower_lsp_server::ls_types::TextDocumentContentChangeEvent;
 use tree_sitter::{InputEdit, Point, Tree};
 
@@ -23,6 +25,9 @@ pub struct Document {
     /// statements, when they are of the current text's tree or of one the `edits` lead
     /// from (`None`: the next lint is of the whole file).
     pub linted: Option<incremental::FileLayout>,
+    /// The whole-file answers the lints of the stored findings drew (each whole lint
+    /// starts a new store; partial relints reuse it).
+    pub file_wide: Arc<FileWideFacts>,
     /// Changes not yet reparsed, and the text the tree was last parsed from (kept only
     /// while some wait).
     pending: Vec<PendingEdit>,
@@ -44,7 +49,17 @@ impl Document {
     pub fn new(text: String, version: i32) -> Document {
         let tree = crate::engine::parse(&text);
         let index = LineIndex::new(&text);
-        Document { text, version, tree, index, edits: Vec::new(), linted: None, pending: Vec::new(), parsed_text: None }
+        Document {
+            text,
+            version,
+            tree,
+            index,
+            edits: Vec::new(),
+            linted: None,
+            file_wide: Arc::default(),
+            pending: Vec::new(),
+            parsed_text: None,
+        }
     }
 
     /// The syntax tree of the current text, reparsed incrementally if changes wait; the

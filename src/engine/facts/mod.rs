@@ -18,6 +18,7 @@ use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 use std::path::Path;
 use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 use tree_sitter::Node;
 
 /// A memo's key and the node it is about (`usize::MAX`: the whole file).
@@ -41,6 +42,23 @@ pub struct Facts<'t> {
     memos: RefCell<HashMap<MemoSlot, Rc<dyn Any>>>,
     /// Per node: whether it sits under a version test or an old-release fallback.
     under_version_guard: RefCell<HashMap<usize, bool>>,
+    /// Whole-file answers kept from an earlier lint of the file (see [`FileWideFacts`]).
+    file_wide: Option<&'t FileWideFacts>,
+}
+
+/// Answers a lint draws from the whole file that name no tree node (the receivers it
+/// moves to an accelerator, as spelled), kept by the language server with a document's
+/// findings. A partial relint runs only where the edits since leave every such answer as
+/// it was (their words are among `crate::rules::file_wide_words`, which make an edit
+/// relint the whole file, and so start a new store): it reuses them instead of reading
+/// the whole file again for one statement.
+#[derive(Default)]
+pub struct FileWideFacts(Mutex<HashMap<&'static str, Arc<dyn Any + Send + Sync>>>);
+
+impl FileWideFacts {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<&'static str, Arc<dyn Any + Send + Sync>>> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
 }
 
 /// The quote character `source` mostly uses for strings (fixes write theirs in it).
@@ -63,7 +81,30 @@ impl<'t> Facts<'t> {
             grad_reasons: RefCell::new(HashMap::new()),
             memos: RefCell::new(HashMap::new()),
             under_version_guard: RefCell::new(HashMap::new()),
+            file_wide: None,
         }
+    }
+
+    /// Keep whole-file answers in `store`, and reuse those it holds from earlier lints.
+    pub fn with_file_wide(mut self, store: Option<&'t FileWideFacts>) -> Facts<'t> {
+        self.file_wide = store;
+        self
+    }
+
+    /// `compute()`'s answer for `key`, drawn from the whole file and naming no tree node:
+    /// taken from the file-wide store when it holds one (see [`FileWideFacts`]), else
+    /// worked out once in this lint and kept there.
+    pub fn file_wide<T: Send + Sync + 'static>(&self, key: &'static str, compute: impl FnOnce() -> T) -> Arc<T> {
+        let Some(store) = self.file_wide else {
+            return self.memo(key, None, || Arc::new(compute())).as_ref().clone();
+        };
+        if let Some(known) = store.map().get(key).cloned() {
+            return known.downcast::<T>().expect("one type per file-wide key");
+        }
+        // Computed outside the lock: it may ask for other answers.
+        let value = Arc::new(compute());
+        store.map().insert(key, value.clone());
+        value
     }
 
     /// `compute()`'s answer for `key` (and `node`, for an answer per node), worked out the
@@ -136,5 +177,34 @@ impl<'t> Facts<'t> {
             names.iter().flat_map(|name| self.index().calls_named_in(name, within.byte_range())).collect();
         calls.sort_by_key(|c| c.start_byte());
         calls
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A whole-file answer is worked out once per store, whichever lint asks first; a lint
+    /// without a store works it out for itself.
+    #[test]
+    fn file_wide_answers_are_kept_in_the_store_across_lints() {
+        let source = "model.to(device)\n";
+        let tree = crate::engine::parse(source).unwrap();
+        let path = Path::new("train.py");
+        let computed = std::cell::Cell::new(0);
+        let answer = |facts: &Facts| {
+            *facts.file_wide("test answer", || {
+                computed.set(computed.get() + 1);
+                computed.get()
+            })
+        };
+        let store = FileWideFacts::default();
+        let first = Facts::new(source, tree.root_node(), path).with_file_wide(Some(&store));
+        assert_eq!((answer(&first), answer(&first)), (1, 1));
+        let next = Facts::new(source, tree.root_node(), path).with_file_wide(Some(&store));
+        assert_eq!(answer(&next), 1);
+        let alone = Facts::new(source, tree.root_node(), path);
+        assert_eq!((answer(&alone), answer(&alone)), (2, 2));
+        assert_eq!(computed.get(), 2);
     }
 }
