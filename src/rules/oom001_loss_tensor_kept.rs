@@ -394,13 +394,15 @@ fn hands_flow_to_backward<'t>(checker: &Checker<'_, 't>, call: Node<'t>, names: 
 fn returns(checker: &Checker, function: Node, name: &str, bare: bool) -> bool {
     let source = checker.source();
     let last = name.rsplit('.').next().unwrap_or(name);
+    // The name's occurrences inside the function alone: a script's functions share
+    // names, and filtering every occurrence in the file for each of them makes a long
+    // script's time grow with the square of its length.
     checker
         .facts
         .index()
-        .occurrences(last)
-        .iter()
-        .filter(|n| tree::contains(function, **n))
-        .filter_map(|n| tree::ancestors_in_function(*n).find(|a| a.kind() == "return_statement"))
+        .occurrences_in(last, function.byte_range())
+        .into_iter()
+        .filter_map(|n| tree::ancestors_in_function(n).find(|a| a.kind() == "return_statement"))
         .filter(|r| tree::enclosing_body(*r).id() == function.id())
         .filter_map(|r| r.named_child(0))
         .flat_map(|value| match value.kind() {
