@@ -10,6 +10,7 @@ use crate::engine::facts::Facts;
 use crate::engine::facts::index::BindingKind;
 use crate::engine::tree;
 use crate::fix::{Edit, Fix};
+use std::borrow::Cow;
 use tree_sitter::Node;
 
 const FILES: (&str, &str) = rule_files!("OOM009-alloc-conf-too-late");
@@ -127,9 +128,9 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
 /// Reports each option the value names that the allocator rejects, at its first
 /// use; `true` when there was one.
 fn report_bad_options<'t>(checker: &mut Checker<'_, 't>, value: Node<'t>, variable: &str) -> bool {
-    let Some(text) = string_value(value, checker.source()) else { return false };
+    let Some(text) = literal_value(value, checker.source()) else { return false };
     let mut reported = false;
-    for option in options(text) {
+    for option in options(&text) {
         let (key, setting) = match option.split_once(':') {
             Some((key, setting)) => (key.trim(), Some(setting.trim())),
             None => (option.trim(), None),
@@ -159,7 +160,8 @@ fn report_bad_options<'t>(checker: &mut Checker<'_, 't>, value: Node<'t>, variab
         } else {
             continue;
         };
-        checker.report(value, Severity::Warning, message, help);
+        let at = part_naming(value, key, checker.source()).unwrap_or(value);
+        checker.report(at, Severity::Warning, message, help);
         reported = true;
     }
     reported
@@ -218,6 +220,36 @@ fn edit_distance(a: &str, b: &str) -> usize {
         previous = current;
     }
     previous[b.len()]
+}
+
+/// The text of a literal value: a plain string, or plain strings written side by side (a
+/// long value split over lines, with a comment on each option), also in parentheses.
+fn literal_value<'t>(node: Node<'t>, source: &'t str) -> Option<Cow<'t, str>> {
+    let node = tree::unparenthesize(node);
+    if node.kind() != "concatenated_string" {
+        return string_value(node, source).map(Cow::Borrowed);
+    }
+    let mut cursor = node.walk();
+    let parts: Option<Vec<&str>> = node
+        .named_children(&mut cursor)
+        .filter(|part| part.kind() != "comment")
+        .map(|part| string_value(part, source))
+        .collect();
+    parts.map(|parts| Cow::Owned(parts.concat()))
+}
+
+/// The string, of a value written as adjacent strings, that names `key`.
+fn part_naming<'t>(value: Node<'t>, key: &str, source: &str) -> Option<Node<'t>> {
+    let value = tree::unparenthesize(value);
+    let mut cursor = value.walk();
+    (value.kind() == "concatenated_string")
+        .then(|| {
+            value.named_children(&mut cursor).find(|part| {
+                string_value(*part, source)
+                    .is_some_and(|text| options(text).iter().any(|o| o.split(':').next().map(str::trim) == Some(key)))
+            })
+        })
+        .flatten()
 }
 
 /// The text of a plain string literal (no f-string interpolation, no concatenation).
