@@ -150,7 +150,8 @@ fn per_step<'t>(facts: &Facts<'t>, site: Node<'t>, depth: usize) -> Option<StepP
         let counters = loop_targets(step_loop, source);
         let guarded = tree::ancestors_in_function(site)
             .take_while(|a| a.id() != step_loop.id())
-            .any(|a| runs_only_sometimes(facts, a, site, &counters));
+            .any(|a| runs_only_sometimes(facts, a, site, &counters))
+            || exits_early_on_some_steps(step_loop, site, source, &counters);
         return (!guarded && is_step_loop(facts, step_loop)).then_some(StepPath {
             step_loop,
             helper: None,
@@ -160,7 +161,8 @@ fn per_step<'t>(facts: &Facts<'t>, site: Node<'t>, depth: usize) -> Option<StepP
     let (function, name) = (function?, function_name?);
     // Not in a loop here: the unconditional body of a method the framework calls per step.
     if PER_STEP_HOOKS.contains(&name) && is_method(function) {
-        return (!runs_conditionally(site)).then_some(StepPath { step_loop: function, helper: None, hook: Some(name) });
+        let every_step = !runs_conditionally(site) && !exits_early_on_some_steps(function, site, source, &[]);
+        return every_step.then_some(StepPath { step_loop: function, helper: None, hook: Some(name) });
     }
     // Or a helper whose every call is once per step.
     if depth >= MAX_HELPER_DEPTH || has_step_loop(facts, function) {
@@ -202,16 +204,40 @@ fn runs_only_sometimes<'t>(facts: &Facts<'t>, node: Node<'t>, site: Node<'t>, co
         "if_statement" | "elif_clause"
             if node.child_by_field_name("consequence").is_some_and(|branch| tree::contains(branch, site)) =>
         {
-            let Some(condition) = node.child_by_field_name("condition") else { return false };
-            tree::descendants(condition).any(|n| {
-                n.kind() == "%"
-                    || (n.kind() == "identifier" && counters.contains(&tree::text(n, source)))
-                    || (n.kind() == "identifier"
-                        && words(tree::text(n, source)).iter().any(|w| MEMORY_WORDS.contains(&w.as_str())))
-            })
+            node.child_by_field_name("condition").is_some_and(|condition| picks_steps(condition, source, counters))
         }
         _ => false,
     }
+}
+
+/// A condition true on some steps only: a step count modulo something, a step counter,
+/// or a switch the user sets for memory.
+fn picks_steps(condition: Node, source: &str, counters: &[&str]) -> bool {
+    tree::descendants(condition).any(|n| {
+        n.kind() == "%"
+            || (n.kind() == "identifier" && counters.contains(&tree::text(n, source)))
+            || (n.kind() == "identifier"
+                && words(tree::text(n, source)).iter().any(|w| MEMORY_WORDS.contains(&w.as_str())))
+    })
+}
+
+/// Whether the block of `owner` (a function or a loop) leaves early on most steps before
+/// it reaches `site`: `if (step - 1) % every != 0: return` (or `continue`) at its top,
+/// so that what follows runs on the chosen steps only, as under `if step % every == 0:`.
+fn exits_early_on_some_steps(owner: Node, site: Node, source: &str, counters: &[&str]) -> bool {
+    let Some(body) = owner.child_by_field_name("body") else { return false };
+    let mut cursor = body.walk();
+    let before: Vec<Node> = body
+        .named_children(&mut cursor)
+        .take_while(|statement| statement.end_byte() <= site.start_byte())
+        .collect();
+    before.into_iter().filter(|statement| statement.kind() == "if_statement").any(|statement| {
+        let exits = statement.child_by_field_name("consequence").is_some_and(|branch| {
+            let mut cursor = branch.walk();
+            branch.named_children(&mut cursor).any(|s| matches!(s.kind(), "return_statement" | "continue_statement"))
+        });
+        exits && statement.child_by_field_name("condition").is_some_and(|c| picks_steps(c, source, counters))
+    })
 }
 
 /// Words of a switch that turns memory saving on (`clear_cache`, `low_mem`, `offload`).
@@ -265,6 +291,12 @@ fn is_step_loop<'t>(facts: &Facts<'t>, step_loop: Node<'t>) -> bool {
     if !trains && own_calls.iter().any(|c| waits_for_request(*c, source)) {
         return false;
     }
+    // A job loop: each iteration runs a pipeline of models (a video window: its
+    // preprocessors, then the whole diffusion run) and unloads them before the next one;
+    // a cache release there sits between phases, where the call belongs.
+    if !trains && own_calls.iter().any(|c| unloads_models(*c, source)) {
+        return false;
+    }
     let draws_batches = iterable.iter().any(|w| matches!(w.as_str(), "loader" | "dataloader" | "batches" | "dl"));
     draws_batches || trains || own_calls.iter().any(|c| runs_a_step(facts, *c))
 }
@@ -279,6 +311,12 @@ fn waits_for_request(call: Node, source: &str) -> bool {
         }),
         _ => false,
     }
+}
+
+/// `offloadobj.unload_all()`, `pipe.unload_lora_weights()`, `offload_models(...)`: a call
+/// that takes models off the device.
+fn unloads_models(call: Node, source: &str) -> bool {
+    tree::callee_name(call, source).is_some_and(|name| words(name).iter().any(|w| w == "unload" || w == "offload"))
 }
 
 /// Words of a receiver that hands out requests or jobs one at a time.
@@ -304,8 +342,26 @@ fn runs_a_step<'t>(facts: &Facts<'t>, call: Node<'t>) -> bool {
         Some("generate") => true,
         // `self._init_train_model(...)`, `build_model(...)`: set-up named after a model.
         Some(name) if words(name).iter().any(|w| SETUP_WORDS.contains(&w.as_str())) => false,
-        _ => facts.is_forward_or_loss_call(call),
+        _ => facts.is_forward_call(call) || (facts.is_loss_call(call) && !compares_given_tensors(facts, call)),
     }
+}
+
+/// `F.mse_loss(a.float(), b.float())`: a loss function of `torch.nn.functional` with no
+/// network call among its arguments measures the distance between tensors the loop
+/// already holds (weights of two checkpoints matched key by key, one sample's outputs
+/// scored after the step); by itself it runs no step. A criterion object or a loss
+/// method (`self.compute_loss(batch)`) may run the network, and still counts.
+fn compares_given_tensors<'t>(facts: &Facts<'t>, call: Node<'t>) -> bool {
+    let Some(function) = call.child_by_field_name("function") else { return false };
+    let functional = facts.qualified_name(function).is_some_and(|q| q.starts_with("torch.nn.functional."))
+        || function
+            .child_by_field_name("object")
+            .is_some_and(|o| matches!(facts.text(o), "F" | "functional" | "nn.functional" | "torch.nn.functional"));
+    let runs_network = || {
+        call.child_by_field_name("arguments")
+            .is_some_and(|args| tree::descendants(args).any(|n| n.kind() == "call" && facts.is_forward_call(n)))
+    };
+    functional && !runs_network()
 }
 
 /// Words that make a call set-up work, not a step, whatever model it names.
