@@ -4,6 +4,7 @@
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
+use crate::engine::facts::heuristics::words;
 use crate::engine::facts::out_of_memory::catches_out_of_memory;
 use crate::engine::tree;
 use tree_sitter::Node;
@@ -100,6 +101,12 @@ fn retry_kind<'t>(
     if facts.is_loss_call(call) || BOOKKEEPING.contains(&name) {
         return None;
     }
+    // A call named for letting something go (`release_vae_upsampler(session)`,
+    // `unload_all()`, `clear_cache()`) frees what the step held on either path: cleanup
+    // the `try` also does when it succeeds, not the step again.
+    if words(name).first().is_some_and(|verb| RELEASE_VERBS.contains(&verb.as_str())) {
+        return None;
+    }
     // An in-place tensor method (`buffer.resize_(n)`) fails inside one operator: no frame
     // below the handler's holds tensors, so repeating it after freeing something else is
     // a fallback, not a retry that runs next to the failed step's memory.
@@ -143,6 +150,10 @@ const BOOKKEEPING: &[&str] = &[
     "flush",
     "sleep",
 ];
+
+/// The first word of a function that lets go of something rather than computing it.
+const RELEASE_VERBS: [&str; 10] =
+    ["release", "free", "close", "cleanup", "clear", "unload", "remove", "delete", "destroy", "shutdown"];
 
 /// The callees of the calls in the `try` body the handler belongs to.
 fn tried_calls<'t>(handler: Node<'t>, source: &'t str) -> Vec<&'t str> {
