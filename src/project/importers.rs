@@ -12,6 +12,7 @@
 //! saves parsing it.
 
 use super::module_names;
+use super::summary::FileSummary;
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -26,18 +27,30 @@ pub(super) struct Mentions {
 }
 
 impl Mentions {
-    /// Read `texts` (path and text) for the module names of `all_files`.
-    pub(super) fn read<'a>(all_files: impl Iterator<Item = &'a Path>, texts: Vec<(&'a Path, &'a str)>) -> Mentions {
+    /// Read `texts` (path and text) for the module names of `all_files`; a file indexed
+    /// from its summary alone (no text at hand) names the modules its imports spell.
+    pub(super) fn read<'a>(
+        all_files: impl Iterator<Item = &'a Path>,
+        texts: Vec<(&'a Path, &'a str)>,
+        summarized: Vec<(&'a Path, &'a FileSummary)>,
+    ) -> Mentions {
         let modules: HashSet<String> = all_files.flat_map(module_names).collect();
-        let read: Vec<(&Path, Vec<&str>, bool)> = texts
+        let named = |words: &mut dyn Iterator<Item = &'a str>| {
+            let mut named: Vec<&str> = words.filter(|w| modules.contains(*w)).collect();
+            named.sort_unstable();
+            named.dedup();
+            named
+        };
+        let mut read: Vec<(&Path, Vec<&str>, bool)> = texts
             .into_par_iter()
-            .map(|(path, text)| {
-                let mut named: Vec<&str> = words(text).filter(|w| modules.contains(*w)).collect();
-                named.sort_unstable();
-                named.dedup();
-                (path, named, has_package_relative_import(text))
-            })
+            .map(|(path, text)| (path, named(&mut words(text)), has_package_relative_import(text)))
             .collect();
+        for (path, summary) in summarized {
+            let mut spelled = summary.imports.iter().flat_map(|i| i.path.split('.'));
+            // `from . import x` is recorded as `x` one package up: no module part.
+            let package_relative = summary.imports.iter().any(|i| i.level > 0 && !i.path.contains('.'));
+            read.push((path, named(&mut spelled), package_relative));
+        }
         let mut mentions = Mentions::default();
         for (path, named, package_relative) in read {
             for module in named {
@@ -88,7 +101,7 @@ mod tests {
     fn mentions(files: &[(&str, &str)]) -> Mentions {
         let paths: Vec<PathBuf> = files.iter().map(|(p, _)| PathBuf::from(p)).collect();
         let texts = paths.iter().zip(files).map(|(p, (_, t))| (p.as_path(), *t)).collect();
-        Mentions::read(paths.iter().map(PathBuf::as_path), texts)
+        Mentions::read(paths.iter().map(PathBuf::as_path), texts, Vec::new())
     }
 
     fn sorted(set: &HashSet<PathBuf>) -> Vec<&str> {

@@ -129,11 +129,6 @@ impl Indexed {
         })
     }
 
-    /// Whether the file's summary is at hand (asking for it costs nothing).
-    fn is_summarized(&self) -> bool {
-        self.summary.get().is_some()
-    }
-
     /// Whether the file may call or use a function named `name`: its summary has sites
     /// of it, or, not summarised yet, its text has the name at all.
     fn may_mention(&self, name: &str) -> bool {
@@ -205,14 +200,18 @@ impl ProjectIndex {
     }
 
     /// The files that may reach `target` through imports (see `importers`), `target`
-    /// among them; worked out from the texts of the files not summarised yet, the only
-    /// ones whose summary costs a parse.
+    /// among them; worked out from the texts the index holds, and from the imports of the
+    /// files indexed from their summary alone.
     fn importers(&self, target: &Path) -> Arc<HashSet<PathBuf>> {
         self.importers.get_or_compute(target, || {
             let mentions = self.mentions.get_or_init(|| {
                 let texts =
                     self.files.iter().filter_map(|(path, f)| Some((path.as_path(), f.text.as_deref()?))).collect();
-                importers::Mentions::read(self.files.keys().map(PathBuf::as_path), texts)
+                let summarized = (self.files.iter())
+                    .filter(|(_, f)| f.text.is_none())
+                    .map(|(path, f)| (path.as_path(), &**f.summary(path)))
+                    .collect();
+                importers::Mentions::read(self.files.keys().map(PathBuf::as_path), texts, summarized)
             });
             mentions.importers(target)
         })
@@ -575,6 +574,24 @@ mod tests {
         assert_eq!(index.dependents(callee, &change), [PathBuf::from("/p/train.py")]);
         let asked = index.session(None).callee_returns(train, Some("train"), "score");
         assert_eq!(asked.map(|(value, _)| value), Some(TensorValue::Attached));
+    }
+
+    /// An editor's index holds the texts of open files only; the rest come from the disk
+    /// as summaries. A caller with a text that reaches a function only through a
+    /// re-export known from its summary is still found.
+    #[test]
+    fn callers_are_found_through_a_re_export_known_only_from_its_summary() {
+        let eval = Path::new("/p/pkg/evaluation.py");
+        let init = Path::new("/p/pkg/__init__.py");
+        let train = Path::new("/p/train.py");
+        let mut index = ProjectIndex::default();
+        index.update(eval, "def evaluate(model, x):\n    return model(x)\n");
+        index.update(train, "import torch\nfrom pkg import evaluate\n\nwith torch.no_grad():\n    evaluate(m, x)\n");
+        let reexport = summarize_text(init, "from .evaluation import evaluate\n").expect("summarised");
+        index.files.insert(init.to_path_buf(), Indexed::new(content_hash("re-export"), Arc::new(reexport), None));
+        index.forget_imports();
+        let callers = index.session(None).callers(eval, "evaluate");
+        assert_eq!((callers.disabled, callers.enabled.is_some()), (1, false), "{callers:?}");
     }
 
     /// The linted file's summary comes from its lint's tree only when that tree is of the

@@ -2,8 +2,8 @@
 //! Everything is computed on demand from the summaries; one `Resolver` memoises the
 //! answers of one question.
 
-use super::ProjectIndex;
 use super::summary::{Definition, FileSummary, FunctionSummary, Site};
+use super::{Indexed, ProjectIndex};
 use crate::diagnostic::Related;
 use crate::engine::facts::cross_file::{Callers, ParsedFile};
 use crate::engine::facts::grad_mode::GradSwitch;
@@ -50,6 +50,12 @@ impl<'i> Resolver<'i> {
     }
 
     pub(super) fn callers(&self, path: &Path, qualname: &str) -> Callers {
+        // Most functions have no caller in another file, and the texts can tell: that
+        // spares summarising the linted file itself.
+        let Some((path, _)) = self.index.files.get_key_value(path) else { return Callers::default() };
+        if !self.files_that_may_use(path, short_name(qualname)).any(|(file, _)| file != path) {
+            return Callers::default();
+        }
         let Some((path, summary)) = self.file(path) else { return Callers::default() };
         let Some(function) = summary.functions.iter().position(|f| &*f.name == qualname) else {
             return Callers::default();
@@ -127,24 +133,32 @@ impl<'i> Resolver<'i> {
         let Some(target) = self.function(path, function) else { return Vec::new() };
         let name = short_name(&target.name);
         let mut found = Vec::new();
-        // A file not summarised yet is parsed only if it may import `path`.
-        let importers = OnceCell::new();
-        for (file, indexed) in &self.index.files {
-            if !indexed.may_mention(name) {
-                continue;
-            }
-            if !indexed.is_summarized() && !importers.get_or_init(|| self.index.importers(path)).contains(file) {
-                continue;
-            }
+        for (file, indexed) in self.files_that_may_use(path, name) {
             let summary = indexed.summary(file);
             let Some(sites) = summary.sites.get(name) else { continue };
             for site in sites {
                 if self.site_calls(file, summary, site, name, path, function, target.is_method) {
-                    found.push((file.as_path(), site));
+                    found.push((file, site));
                 }
             }
         }
         found
+    }
+
+    /// The files that may call or pass around a function of `path` named `name`: their
+    /// summary has sites of the name, or, not summarised yet, their text has it; and,
+    /// where the index holds their text, that text may import `path` (the importers are
+    /// read from the texts; a file indexed from its summary alone is kept).
+    fn files_that_may_use<'a>(
+        &'a self,
+        path: &'a Path,
+        name: &'a str,
+    ) -> impl Iterator<Item = (&'i Path, &'i Indexed)> + 'a {
+        let importers = OnceCell::new();
+        self.index.files.iter().map(|(file, indexed)| (file.as_path(), indexed)).filter(move |(file, indexed)| {
+            indexed.may_mention(name)
+                && (indexed.text.is_none() || importers.get_or_init(|| self.index.importers(path)).contains(*file))
+        })
     }
 
     /// Whether `site` (in `file`, spelled `name`) reaches `function` of `path`.

@@ -16,6 +16,13 @@ use tree_sitter::Node;
 /// to neighbouring positions are walked once: looking each up from the root instead costs
 /// the tree's depth per position, and a long `a + b + ...` chain or a module of many
 /// statements makes that grow with the square of the file.
+/// The nodes of `sorted` (in document order) that start inside `range`.
+fn starting_in<'a, 't>(sorted: &'a [Node<'t>], range: Range<usize>) -> &'a [Node<'t>] {
+    let first = sorted.partition_point(|n| n.start_byte() < range.start);
+    let last = first + sorted[first..].partition_point(|n| n.start_byte() < range.end);
+    &sorted[first..last]
+}
+
 fn identifiers_at<'t>(statements: &[Node<'t>], positions: &[usize], len: usize) -> Vec<Node<'t>> {
     let mut found = Vec::new();
     // Nodes still to enter, each with the range of `positions` inside it. The root's
@@ -197,9 +204,7 @@ impl<'t> FileIndex<'t> {
     /// fewer offsets the better).
     pub fn occurrences_in(&self, name: &str, range: Range<usize>) -> Vec<Node<'t>> {
         if let Some(all) = self.occurrences.borrow().get(name) {
-            let first = all.partition_point(|n| n.start_byte() < range.start);
-            let last = first + all[first..].partition_point(|n| n.start_byte() < range.end);
-            return all[first..last].to_vec();
+            return starting_in(all, range).to_vec();
         }
         let positions = self.positions_in(name, range);
         identifiers_at(self.statements(), positions, name.len())
@@ -222,10 +227,13 @@ impl<'t> FileIndex<'t> {
     }
 
     /// Calls made through `name` (`name(...)` and `x.name(...)`) inside `range`, in
-    /// document order.
+    /// document order. Rules ask this per finding about the same few names (`eval`,
+    /// `train`, `backward`) over nested ranges, so the name's occurrences in the whole
+    /// file are found once and sliced.
     pub fn calls_named_in(&self, name: &str, range: Range<usize>) -> Vec<Node<'t>> {
-        self.occurrences_in(name, range.clone())
-            .into_iter()
+        starting_in(&self.occurrences(name), range.clone())
+            .iter()
+            .copied()
             .filter_map(call_through)
             .filter(|call| range.start <= call.start_byte() && call.end_byte() <= range.end)
             .collect()
