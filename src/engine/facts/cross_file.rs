@@ -5,6 +5,7 @@
 //! edge, as they always did.
 
 use super::Facts;
+use super::index::BindingKind;
 use super::tensors::TensorValue;
 use crate::diagnostic::Related;
 use crate::engine::tree;
@@ -90,6 +91,14 @@ impl<'t> Facts<'t> {
         }
         let dotted = self.text(function);
         if dotted.contains(|c: char| c.is_whitespace() || c == '(' || c == '[') {
+            return None;
+        }
+        // Only an import leads to another file: `self.f`, a local definition or a name
+        // this file never imports resolves here, and the file's own facts judge it. Asked
+        // for most calls of a script, so answered from this file before the project.
+        let head = dotted.split('.').next().unwrap_or(dotted);
+        let imported = || self.index().bindings(head).iter().any(|b| matches!(b.kind, BindingKind::Import));
+        if matches!(head, "self" | "cls") || !imported() {
             return None;
         }
         project.callee_returns(self.path, self.project_scope(call).as_deref(), dotted)
