@@ -4,12 +4,14 @@
 //! `check` indexes a project lazily: a file is parsed for the index only when a question
 //! needs it. A caller in another file reaches a function only through imports (its own
 //! `from … import`, `import a.b`, or a chain of re-exports), and every import names the
-//! module it reaches as a word of its text (`from utils.eval import evaluate` names `eval`)
-//! or, for a package's `__init__.py`, as a relative import of the package itself
-//! (`from . import evaluate`). So the files that can reach a file are those whose text
-//! names its module, or names the module of a file that can. That is a superset of the
-//! real importers (a word in a comment counts), never a subset: leaving a file out only
-//! saves parsing it.
+//! module it reaches as a word of the line of its `import` keyword, backslash-joined lines
+//! included (`from utils.eval import evaluate` names `eval`), or, for a package's
+//! `__init__.py`, as a relative import of the package itself (`from . import evaluate`).
+//! So the files that can reach a file are those whose import lines name its module, or
+//! name the module of a file that can. That is a superset of the real importers (a word in
+//! a comment on such a line counts), never a subset: leaving a file out only saves parsing
+//! it. Imports the index does not follow anyway (`importlib.import_module("m")`) are not
+//! looked for.
 
 use super::module_names;
 use super::summary::FileSummary;
@@ -43,7 +45,7 @@ impl Mentions {
         };
         let mut read: Vec<(&Path, Vec<&str>, bool)> = texts
             .into_par_iter()
-            .map(|(path, text)| (path, named(&mut words(text)), has_package_relative_import(text)))
+            .map(|(path, text)| (path, named(&mut import_line_words(text)), has_package_relative_import(text)))
             .collect();
         for (path, summary) in summarized {
             let mut spelled = summary.imports.iter().flat_map(|i| i.path.split('.'));
@@ -86,6 +88,46 @@ fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty())
 }
 
+/// The words of the lines of `text` that have the word `import`: an import statement
+/// names its module on the line of its `import` keyword (`from a.b import (`, `import
+/// a.b as c`, `x = 1; import m`), or on a line joined to it by a backslash. A script's
+/// own module names appear in many other places (paths in strings, log messages,
+/// variables named like the module), which are not imports.
+fn import_line_words(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut lines: Vec<std::ops::Range<usize>> = Vec::new();
+    for at in memchr::memmem::find_iter(bytes, b"import") {
+        let before = text[..at].chars().next_back();
+        let after = text[at + 6..].chars().next();
+        if before.is_some_and(is_word_char) || after.is_some_and(is_word_char) {
+            continue;
+        }
+        if lines.last().is_some_and(|line| line.contains(&at)) {
+            continue;
+        }
+        lines.push(logical_line(bytes, at));
+    }
+    lines.into_iter().flat_map(move |line| words(&text[line]))
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The line around `at`, with the lines a trailing backslash joins to it.
+fn logical_line(bytes: &[u8], at: usize) -> std::ops::Range<usize> {
+    let continued = |end: usize| bytes[..end].trim_ascii_end().ends_with(b"\\");
+    let mut start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |n| n + 1);
+    while start > 0 && continued(start - 1) {
+        start = memchr::memrchr(b'\n', &bytes[..start - 1]).map_or(0, |n| n + 1);
+    }
+    let mut end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |n| at + n);
+    while end < bytes.len() && continued(end) {
+        end = memchr::memchr(b'\n', &bytes[end + 1..]).map_or(bytes.len(), |n| end + 1 + n);
+    }
+    start..end
+}
+
 /// Whether `text` has `from .` (any number of dots) followed directly by `import`.
 fn has_package_relative_import(text: &str) -> bool {
     memchr::memmem::find_iter(text.as_bytes(), b"from").any(|at| {
@@ -117,15 +159,24 @@ mod tests {
             ("/p/pkg/__init__.py", "from .evaluation import evaluate\n"),
             ("/p/train.py", "from pkg import evaluate\nevaluate(model)\n"),
             ("/p/sibling.py", "from . import helpers\n"),
-            ("/p/other.py", "def evaluate(model): ...\nevaluation = 1\n"),
-            ("/p/unrelated.py", "evaluate(model)  # an evaluator of its own\n"),
+            ("/p/other.py", "import os  # evaluation helpers\ndef evaluate(model): ...\n"),
+            ("/p/joined.py", "from pkg.evaluation \\\n    import evaluate\n"),
+            ("/p/unrelated.py", "evaluate(model)  # an evaluator of its own\nevaluation = 'pkg/evaluation.py'\n"),
         ]);
-        // `other.py` names the module's word (a superset is fine); `unrelated.py` cannot
-        // reach it; `sibling.py` imports a package relatively, so it may reach any
-        // `__init__.py`, among them the re-export.
+        // `other.py` names the module's word on an import line (a superset is fine);
+        // `joined.py` names it on a line a backslash joins to one; `unrelated.py` names it
+        // only outside imports, so it cannot reach it; `sibling.py` imports a package
+        // relatively, so it may reach any `__init__.py`, among them the re-export.
         assert_eq!(
             sorted(&index.importers(Path::new("/p/pkg/evaluation.py"))),
-            ["/p/other.py", "/p/pkg/__init__.py", "/p/pkg/evaluation.py", "/p/sibling.py", "/p/train.py"]
+            [
+                "/p/joined.py",
+                "/p/other.py",
+                "/p/pkg/__init__.py",
+                "/p/pkg/evaluation.py",
+                "/p/sibling.py",
+                "/p/train.py"
+            ]
         );
         assert_eq!(sorted(&index.importers(Path::new("/p/unrelated.py"))), ["/p/unrelated.py"]);
     }

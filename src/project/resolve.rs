@@ -146,9 +146,9 @@ impl<'i> Resolver<'i> {
     }
 
     /// The files that may call or pass around a function of `path` named `name`: their
-    /// summary has sites of the name, or, not summarised yet, their text has it; and,
-    /// where the index holds their text, that text may import `path` (the importers are
-    /// read from the texts; a file indexed from its summary alone is kept).
+    /// summary has sites of the name, or, not summarised yet, their text has it; and they
+    /// may import `path` (read from their import lines, or, for a file indexed from its
+    /// summary alone, from its imports).
     fn files_that_may_use<'a>(
         &'a self,
         path: &'a Path,
@@ -156,8 +156,7 @@ impl<'i> Resolver<'i> {
     ) -> impl Iterator<Item = (&'i Path, &'i Indexed)> + 'a {
         let importers = OnceCell::new();
         self.index.files.iter().map(|(file, indexed)| (file.as_path(), indexed)).filter(move |(file, indexed)| {
-            indexed.may_mention(name)
-                && (indexed.text.is_none() || importers.get_or_init(|| self.index.importers(path)).contains(*file))
+            indexed.may_mention(name) && importers.get_or_init(|| self.index.importers(path)).contains(*file)
         })
     }
 
