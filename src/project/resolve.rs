@@ -146,9 +146,11 @@ impl<'i> Resolver<'i> {
     }
 
     /// The files that may call or pass around a function of `path` named `name`: their
-    /// summary has sites of the name, or, not summarised yet, their text has it; and they
-    /// may import `path` (read from their import lines, or, for a file indexed from its
-    /// summary alone, from its imports).
+    /// summary has sites of the name, or, not summarised yet, their text has it. A file
+    /// whose summary is at hand costs nothing more to ask; any other (one not parsed yet,
+    /// or a notebook known from its summary alone, which calls `forward` and `__init__`
+    /// of its own) only when it may import `path` (see `importers`, worked out once per
+    /// file asked about: in a large package most files reach a core module).
     fn files_that_may_use<'a>(
         &'a self,
         path: &'a Path,
@@ -156,7 +158,9 @@ impl<'i> Resolver<'i> {
     ) -> impl Iterator<Item = (&'i Path, &'i Indexed)> + 'a {
         let importers = OnceCell::new();
         self.index.files.iter().map(|(file, indexed)| (file.as_path(), indexed)).filter(move |(file, indexed)| {
-            indexed.may_mention(name) && importers.get_or_init(|| self.index.importers(path)).contains(*file)
+            let at_hand = indexed.text.is_some() && indexed.summary.get().is_some();
+            indexed.may_mention(name)
+                && (at_hand || importers.get_or_init(|| self.index.importers(path)).contains(*file))
         })
     }
 
