@@ -159,6 +159,17 @@ impl Session {
             }
         }
     }
+
+    /// The first diagnostics published for `uri` that hold a finding: a change in another
+    /// file republishes it once the project index has taken that change in.
+    async fn diagnostics_with_findings(&mut self, uri: &str) -> Value {
+        loop {
+            let published = self.diagnostics(uri).await;
+            if !codes(&published).is_empty() {
+                return published;
+            }
+        }
+    }
 }
 
 fn codes(published: &Value) -> Vec<String> {
@@ -692,12 +703,7 @@ async fn editing_a_caller_republishes_the_callee_in_another_file() {
     let edit =
         json!({"range": {"start": {"line": 5, "character": 0}, "end": {"line": 6, "character": 8}}, "text": "    "});
     s.change(&train, 2, json!([edit])).await;
-    let published = loop {
-        let published = s.diagnostics(&evaluation).await;
-        if !codes(&published).is_empty() {
-            break published;
-        }
-    };
+    let published = s.diagnostics_with_findings(&evaluation).await;
     assert_eq!(codes(&published), ["OOM002"]);
     let related = &published["diagnostics"][0]["relatedInformation"][0];
     assert_eq!(related["location"]["uri"], s.uri("train.py"));
@@ -759,12 +765,7 @@ async fn editing_a_caller_in_a_notebook_cell_republishes_the_callee_in_another_f
         }),
     )
     .await;
-    let published = loop {
-        let published = s.diagnostics(&evaluation).await;
-        if !codes(&published).is_empty() {
-            break published;
-        }
-    };
+    let published = s.diagnostics_with_findings(&evaluation).await;
     assert_eq!(codes(&published), ["OOM002"]);
     let related = &published["diagnostics"][0]["relatedInformation"][0];
     assert_eq!(related["location"]["uri"], notebook);
