@@ -50,17 +50,24 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
         return;
     };
     let facts = checker.facts;
-    if facts.tensor_value(value) != TensorValue::Attached || facts.grad_disabled(store) {
+    // The questions about the container come first: they read the syntax and the file's
+    // bindings only, and most stores of a script (counters, lists of file names, a
+    // result per component) are made anew each step or never outlive one. Whether the
+    // value holds a graph follows names, grad modes and the project's callees.
+    if overwrites_one_slot(store) {
         return;
     }
-    if overwrites_one_slot(store) {
+    let step = tree::enclosing_loop(store);
+    if !outlives_step(checker, container, step) {
+        return;
+    }
+    if facts.tensor_value(value) != TensorValue::Attached || facts.grad_disabled(store) {
         return;
     }
     if !names_autograd(checker.source()) && project_callee_of(checker, value).is_none() {
         return;
     }
-    let step = tree::enclosing_loop(store);
-    if !outlives_step(checker, container, step) || accumulated_for_backward(checker, container, store, value) {
+    if accumulated_for_backward(checker, container, store, value) {
         return;
     }
     // Each step must build a graph of its own (a forward pass or a loss); slices of one
