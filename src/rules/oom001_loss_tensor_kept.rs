@@ -4,7 +4,7 @@ use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::heuristics;
-use crate::engine::facts::index::{BindingKind, target_names};
+use crate::engine::facts::index::{Binding, BindingKind, target_names};
 use crate::engine::facts::tensors::{GRAPH_KEEPING_METHODS, TensorValue};
 use crate::engine::tree;
 use crate::fix::{Applicability, Edit, Fix};
@@ -192,18 +192,9 @@ fn outlives_step<'t>(checker: &Checker<'_, 't>, container: Node<'t>, step: Optio
         Some(f) => f.id() == scope.id(),
         None => scope.kind() == "module",
     };
+    let fresh: Vec<Node> = fresh_bindings(checker, scope, name).into_iter().map(|b| b.statement).collect();
     if own_scope {
         // The loops the list survives: those around the store that do not make it anew.
-        let fresh: Vec<Node> = index
-            .bindings_in(scope, name)
-            .into_iter()
-            .filter(|b| match b.kind {
-                BindingKind::Value(value) => !tree::mentions(value, name, checker.source()),
-                BindingKind::LoopTarget(_) | BindingKind::Unpacked(_) => true,
-                _ => false,
-            })
-            .map(|b| b.statement)
-            .collect();
         let mut outer_loops = tree::ancestors_in_function(container)
             .filter(|n| tree::is_loop(n.kind()))
             .filter(|l| !fresh.iter().any(|b| tree::contains(*l, *b)));
@@ -212,15 +203,20 @@ fn outlives_step<'t>(checker: &Checker<'_, 't>, container: Node<'t>, step: Optio
         }
     }
     // Re-created inside the loop (`batch_losses = []`, `total = 0`): lives one step.
-    let fresh_each_step = index.bindings_in(scope, name).into_iter().any(|binding| {
-        tree::contains(step, binding.statement)
-            && match binding.kind {
-                BindingKind::Value(value) => !tree::mentions(value, name, checker.source()),
-                BindingKind::LoopTarget(_) | BindingKind::Unpacked(_) => true,
-                _ => false,
-            }
+    !fresh.iter().any(|binding| tree::contains(step, *binding))
+}
+
+/// The bindings of `name` made directly in `scope` that make it anew rather than carry
+/// its earlier value: an assignment that does not read it (`losses = []`, `total = 0`),
+/// one target of several (`total, n = 0, 0`), a loop over it (`for losses in ...`).
+fn fresh_bindings<'t>(checker: &Checker<'_, 't>, scope: Node<'t>, name: &str) -> Vec<Binding<'t>> {
+    let mut bindings = checker.facts.index().bindings_in(scope, name);
+    bindings.retain(|b| match b.kind {
+        BindingKind::Value(value) => !tree::mentions(value, name, checker.source()),
+        BindingKind::LoopTarget(_) | BindingKind::Unpacked(_) => true,
+        _ => false,
     });
-    !fresh_each_step
+    bindings
 }
 
 /// A loop whose iterations are steps over data: a `while` loop, a loop that trains

@@ -7,7 +7,7 @@
 //! alone. An accumulator that lives across the whole run, or whose value is kept beyond
 //! the pass (appended to a history, returned, stored on an object), is still reported.
 
-use super::{BACKWARD_NAMES, container_root};
+use super::{BACKWARD_NAMES, container_root, fresh_bindings};
 use crate::engine::checker::Checker;
 use crate::engine::facts::index::{BindingKind, target_names};
 use crate::engine::facts::tensors::{GRAPH_KEEPING_METHODS, TensorValue};
@@ -123,7 +123,6 @@ fn runs_every_step(call: Node, step: Node) -> bool {
 /// that outlives the pass (see `escapes`). A module-level name made once lives for the
 /// whole run, so at module level a loop around `step` must make it anew.
 fn lives_one_pass<'t>(checker: &Checker<'_, 't>, root: Node<'t>, store: Node<'t>, step: Node<'t>) -> bool {
-    let source = checker.source();
     let index = checker.facts.index();
     let name = checker.text(root);
     let Some(scope) = index.scope_chain(root).find(|s| !index.bindings_in(*s, name).is_empty()) else {
@@ -137,14 +136,11 @@ fn lives_one_pass<'t>(checker: &Checker<'_, 't>, root: Node<'t>, store: Node<'t>
     if !own_scope {
         return false;
     }
-    let fresh: Vec<Node> = index
-        .bindings_in(scope, name)
+    // Only an assignment resets an accumulator for the pass; a loop that binds the name
+    // (`for total in ...`) hands it one item after another.
+    let fresh: Vec<Node> = fresh_bindings(checker, scope, name)
         .into_iter()
-        .filter(|b| match b.kind {
-            BindingKind::Value(value) => !tree::mentions(value, name, source),
-            BindingKind::Unpacked(_) => true,
-            _ => false,
-        })
+        .filter(|b| !matches!(b.kind, BindingKind::LoopTarget(_)))
         .map(|b| b.statement)
         .collect();
     // The loops the accumulator survives: those around the store that do not make it anew.
