@@ -111,21 +111,21 @@ pub fn lint(source: &SourceKind, path: &Path, settings: &RuleSettings) -> FileRe
 }
 
 /// Lint a source with its syntax tree already parsed (an editor keeps one per file and
-/// reparses it incrementally), reporting only findings inside `range` when one is given
-/// (the one statement an edit touched), with the whole-file answers an editor keeps
-/// between lints of a file (`file_wide`). Notebooks are always parsed whole: their tree
-/// is that of the joined cells.
+/// reparses it incrementally), reporting only findings inside `ranges` when they are
+/// given (the statements an edit touched, and those that read them), with the whole-file
+/// answers an editor keeps between lints of a file (`file_wide`). Notebooks are always
+/// parsed whole: their tree is that of the joined cells.
 pub fn lint_parsed(
     source: &SourceKind,
     tree: Option<&Tree>,
-    range: Option<Range<usize>>,
+    ranges: Option<&[Range<usize>]>,
     file_wide: Option<&FileWideFacts>,
     path: &Path,
     settings: &RuleSettings,
 ) -> FileReport {
     let engine = Engine::get();
     match source {
-        SourceKind::Python(text) => engine.lint_range(text, tree, path, settings, range, file_wide),
+        SourceKind::Python(text) => engine.lint_range(text, tree, path, settings, ranges, file_wide),
         _ => {
             let mut report = engine.lint(source.code(), path, settings);
             for diagnostic in &mut report.diagnostics {

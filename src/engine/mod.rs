@@ -294,22 +294,22 @@ impl Engine {
         self.lint_range(source, tree, path, settings, None, None)
     }
 
-    /// Lint, reporting only findings inside `range` (the query runs over that range
-    /// alone): the language server relints the one statement an edit touched. Whole-file
-    /// answers are kept in, and taken from, `file_wide` when one is given (see
-    /// `facts::FileWideFacts`).
+    /// Lint, reporting only findings inside `ranges` when they are given (the query runs
+    /// over those ranges alone): the language server relints the statements an edit
+    /// touched. Whole-file answers are kept in, and taken from, `file_wide` when one is
+    /// given (see `facts::FileWideFacts`).
     pub fn lint_range(
         &self,
         source: &str,
         tree: Option<&Tree>,
         path: &Path,
         settings: &RuleSettings,
-        range: Option<std::ops::Range<usize>>,
+        ranges: Option<&[std::ops::Range<usize>]>,
         file_wide: Option<&facts::FileWideFacts>,
     ) -> FileReport {
         if let Cow::Owned(lines) = crate::source::lone_carriage_returns_as_newlines(source) {
             // Same offsets, the lines Python sees; a tree parsed from the other text is stale.
-            return self.lint_range(&lines, None, path, settings, range, file_wide);
+            return self.lint_range(&lines, None, path, settings, ranges, file_wide);
         }
         if Suppressions::ignores_whole_file(source) {
             return FileReport::default();
@@ -346,35 +346,39 @@ impl Engine {
         let mut reported = HashSet::new();
         let mut cursor = QueryCursor::new();
         cursor.set_max_start_depth(Some(syntax::MAX_DEPTH));
-        if let Some(range) = range.clone() {
-            cursor.set_byte_range(range);
-        }
-        let mut matches = cursor.matches(&compiled.query, root, source.as_bytes());
-        while let Some(found) = matches.next() {
-            let rule_index = compiled.pattern_rule[found.pattern_index];
-            if !active[rule_index] {
-                continue;
+        // No range: the cursor's own default, every node.
+        let whole = 0..usize::MAX;
+        for range in ranges.unwrap_or(std::slice::from_ref(&whole)) {
+            cursor.set_byte_range(range.clone());
+            let mut matches = cursor.matches(&compiled.query, root, source.as_bytes());
+            while let Some(found) = matches.next() {
+                let rule_index = compiled.pattern_rule[found.pattern_index];
+                if !active[rule_index] {
+                    continue;
+                }
+                let predicates = &compiled.pattern_predicates[found.pattern_index];
+                let holds = predicates
+                    .iter()
+                    .all(|p| found.nodes_for_capture_index(p.capture()).all(|node| p.holds(node, source)));
+                if !holds {
+                    continue;
+                }
+                let captured = Match {
+                    names: &compiled.capture_names,
+                    captures: found.captures().iter().map(|c| (c.index, c.node)).collect(),
+                };
+                let rule = self.rules[rule_index];
+                let Check::Query(check) = rule.check else { continue };
+                let mut checker =
+                    Checker { facts: &facts, rule, diagnostics: &mut diagnostics, reported: &mut reported };
+                check(&mut checker, &captured);
             }
-            let predicates = &compiled.pattern_predicates[found.pattern_index];
-            let holds =
-                predicates.iter().all(|p| found.nodes_for_capture_index(p.capture()).all(|node| p.holds(node, source)));
-            if !holds {
-                continue;
-            }
-            let captured = Match {
-                names: &compiled.capture_names,
-                captures: found.captures().iter().map(|c| (c.index, c.node)).collect(),
-            };
-            let rule = self.rules[rule_index];
-            let Check::Query(check) = rule.check else { continue };
-            let mut checker = Checker { facts: &facts, rule, diagnostics: &mut diagnostics, reported: &mut reported };
-            check(&mut checker, &captured);
         }
         diagnostics.sort_by_key(|d| (d.range.start, d.code, d.range.end));
         diagnostics.dedup_by(|a, b| a.code == b.code && a.range == b.range);
         self.suppression_stage(source, root, &active, &settings.enabled, &mut diagnostics);
-        if let Some(range) = range {
-            diagnostics.retain(|d| range.start <= d.range.start && d.range.end <= range.end);
+        if let Some(ranges) = ranges {
+            diagnostics.retain(|d| ranges.iter().any(|r| r.start <= d.range.start && d.range.end <= r.end));
         }
         for diagnostic in &mut diagnostics {
             if let Some(&severity) = settings.severity.get(diagnostic.code) {

@@ -40,14 +40,17 @@ registry! {
 /// edit on a line holding one may change findings elsewhere, and the language server
 /// then relints the whole file.
 pub fn file_wide_words() -> impl Iterator<Item = &'static str> {
-    [
-        oom001_loss_tensor_kept::FILE_WIDE_WORDS,
-        oom002_eval_without_no_grad::FILE_WIDE_WORDS,
-        oom008_load_without_map_location::FILE_WIDE_WORDS,
-    ]
-    .into_iter()
-    .flatten()
-    .copied()
+    [oom002_eval_without_no_grad::FILE_WIDE_WORDS, oom008_load_without_map_location::FILE_WIDE_WORDS]
+        .into_iter()
+        .flatten()
+        .copied()
+}
+
+/// Tests of a file's whole text, besides each rule's `could_match`, whose answers decide
+/// findings anywhere in it (OOM001: whether the file names autograd at all). The
+/// language server relints the whole file when an edit changes one.
+pub fn whole_text_tests(text: &str) -> impl Iterator<Item = bool> + '_ {
+    [oom001_loss_tensor_kept::names_autograd as fn(&str) -> bool].into_iter().map(move |test| test(text))
 }
 
 pub struct Rule {

@@ -35,14 +35,13 @@ pub static RULE: Rule = Rule {
 
 /// A file that never names torch (nor Lightning) and never calls `backward` builds no
 /// autograd graph of its own (a `loss(x, y)` of plain numbers in a lesson that precedes
-/// the tensors): only a function of another project file can hand it one.
-fn names_autograd(source: &str) -> bool {
+/// the tensors): only a function of another project file can hand it one. Read over the
+/// whole file (`crate::rules::whole_text_tests`); the backward passes a function writes
+/// by hand (`engine::facts::tensors`) are found through the names of the functions
+/// called and the module-level code, which an editor's partial relint covers.
+pub(super) fn names_autograd(source: &str) -> bool {
     ["torch", "lightning", "backward"].iter().any(|word| source.contains(word))
 }
-
-/// Read over the whole file (`crate::rules::file_wide_words`): whether it names autograd
-/// at all, and the backward passes it writes by hand (`engine::facts::tensors`).
-pub(super) const FILE_WIDE_WORDS: &[&str] = &["torch", "lightning", "backward", "backprop"];
 
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let (Some(store), Some(container), Some(value)) = (found.get("store"), found.get("container"), found.get("value"))

@@ -12,7 +12,6 @@ use crate::engine::facts::FileWideFacts;
 use crate::lint::{self, SourceKind};
 use crate::notebook::Cells;
 use crate::source::LineIndex;
-use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tower_lsp_server::Client;
@@ -31,9 +30,9 @@ pub struct Snapshot {
     tree: Option<tree_sitter::Tree>,
     pub path: PathBuf,
     pub settings: Option<RuleSettings>,
-    /// When only one top-level statement of a file changed since its stored findings:
-    /// that statement's span now, how much longer the text became, and those findings.
-    incremental: Option<(Range<usize>, isize, Vec<Diagnostic>)>,
+    /// When the changes since a file's stored findings allow a partial relint: the
+    /// statements relinted, and those findings.
+    incremental: Option<(incremental::Relinted, Vec<Diagnostic>)>,
     /// The whole-file answers the lint reuses and keeps: the stored findings' for a
     /// partial relint, a new store for a whole lint.
     pub file_wide: Arc<FileWideFacts>,
@@ -82,10 +81,11 @@ impl Snapshot {
         let Some(settings) = self.settings else { return vec![Vec::new(); self.members.len()] };
         let tree = self.tree.as_ref();
         match (&self.source, self.incremental) {
-            (SourceKind::Python(_), Some((unit, delta, previous))) => {
+            (SourceKind::Python(_), Some((relinted, previous))) => {
                 let file_wide = Some(&*self.file_wide);
-                let local = lint::lint_parsed(&self.source, tree, Some(unit.clone()), file_wide, &self.path, &settings);
-                vec![incremental::merge(previous, local.diagnostics, &unit, delta)]
+                let ranges = relinted.ranges();
+                let local = lint::lint_parsed(&self.source, tree, Some(&ranges), file_wide, &self.path, &settings);
+                vec![incremental::merge(previous, local.diagnostics, &relinted)]
             }
             (SourceKind::Cells(cells), _) => {
                 let found = lint::lint(&self.source, &self.path, &settings).diagnostics;
@@ -101,8 +101,9 @@ impl Snapshot {
 
 /// Relint part of the file instead of all of it when every change since the stored
 /// findings stayed inside top-level definitions and touched nothing that other
-/// statements depend on (`incremental::relinted_range`).
-fn incremental_plan(state: &State, uri: &Uri) -> Option<(Range<usize>, isize, Vec<Diagnostic>)> {
+/// statements depend on (`incremental::relinted_range`); module-level code is relinted
+/// with them (`incremental::module_code`).
+fn incremental_plan(state: &State, uri: &Uri) -> Option<(incremental::Relinted, Vec<Diagnostic>)> {
     let (_, previous) = state.results.get(uri)?;
     let document = state.documents.get(uri)?;
     if document.edits.is_empty() || document.edits.iter().any(|e| e.risky) {
@@ -119,14 +120,15 @@ fn incremental_plan(state: &State, uri: &Uri) -> Option<(Range<usize>, isize, Ve
     if !document.linted.as_ref()?.same_outside(&now, &unit, delta) {
         return None;
     }
-    if previous.iter().any(|finding| incremental::depends_on_other_text(finding, &unit, delta)) {
+    let relinted = incremental::Relinted { others: incremental::module_code(tree, &unit), unit, delta };
+    if previous.iter().any(|finding| incremental::depends_on_other_text(finding, &relinted)) {
         return None;
     }
     let broken = document.linted.as_ref()?.has_errors() || now.has_errors() || tree.root_node().has_error();
-    if broken && previous.iter().any(|finding| incremental::in_module_code(finding, tree, &unit, delta)) {
+    if broken && previous.iter().any(|finding| incremental::in_module_code(finding, tree, &relinted)) {
         return None;
     }
-    Some((unit, delta, previous.clone()))
+    Some((relinted, previous.clone()))
 }
 
 /// Lint the current version of `target` (only if it is still `expected`), store each

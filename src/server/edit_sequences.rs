@@ -209,3 +209,38 @@ fn random_edits_end_in_the_findings_of_a_fresh_lint() {
     // used elsewhere).
     assert!(partial * 40 > relints, "{partial} of {relints} relints were partial");
 }
+
+/// Open `text`, lint it, replace `old` (its first occurrence) by `new` and relint as the
+/// server does: the findings before and after, and whether the relint was partial; the
+/// findings after must be a fresh lint's.
+fn relint_after_edit(text: &str, old: &str, new: &str) -> (Vec<Diagnostic>, Vec<Diagnostic>, bool) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("train.py");
+    let uri = Uri::from_file_path(&path).expect("an absolute path");
+    let mut state = State::default();
+    state.documents.insert(uri.clone(), Document::new(text.to_string(), 1));
+    let (before, _, _) = relint(&mut state, &uri);
+    let start = text.find(old).expect("the edited text");
+    let range = Range { start: position(text, start), end: position(text, start + old.len()) };
+    let change = TextDocumentContentChangeEvent { range: Some(range), range_length: None, text: new.to_string() };
+    state.documents.get_mut(&uri).unwrap().apply_all(&[change], Encoding::Utf16, 2).expect("an edit inside the text");
+    let (after, settings, partial) = relint(&mut state, &uri);
+    let fresh = crate::engine::Engine::get().lint(&state.documents[&uri].text, &path, &settings).diagnostics;
+    assert_eq!(after, fresh, "the relint agrees with a fresh lint");
+    (before, after, partial)
+}
+
+/// A `backward()` typed in one function is read by facts about module-level code (the
+/// module holds every call of the file): the partial relint relints module-level code
+/// too, and the module-level loop's kept loss is found.
+#[test]
+fn a_backward_pass_typed_in_a_function_is_relinted_with_module_level_code() {
+    // Every rule that looks for `backward` in the text runs before the edit as after.
+    let text = "import torch\n\nprint(\"gradients by hand, no autograd backward\")\nlosses = []\nfor x, y in data:\n    out = model(x)\n    loss = criterion(out, y)\n    \
+                backprop(loss)\n    losses.append(loss)\n\n\ndef backprop(loss):\n    pass\n\n\n\
+                def other(model, batch):\n    return model(batch) * 2\n";
+    let typed = "model(batch).sum().backward()\n    return model(batch) * 2";
+    let (before, after, partial) = relint_after_edit(text, "return model(batch) * 2", typed);
+    assert!(partial, "only the edited function and module-level code are relinted");
+    assert!(before.is_empty(), "gradients computed by hand: {before:?}");
+    assert_eq!(after.iter().map(|d| d.code).collect::<Vec<_>>(), ["OOM001"], "{after:?}");
+}

@@ -13,7 +13,11 @@
 //! - names: a function's or class's callers and callees read what it returns and how it
 //!   is called, so the range takes in the statements that use a name it defines and the
 //!   definitions it calls, transitively (`relinted_range`); an edit that adds or removes
-//!   a name another statement uses is risky.
+//!   a name another statement uses is risky;
+//! - module-level code: a fact about it reads the whole file (the module's byte range
+//!   holds every function: a `backward()` anywhere is one of its calls), so the
+//!   top-level statements that are not functions are relinted along with the range
+//!   (`module_code`), whatever the edit.
 //!
 //! A risky edit, or a check that fails, relints the whole file.
 
@@ -175,7 +179,8 @@ fn used_outside(text: &str, word: &str, edited: Range<usize>) -> bool {
 ///   tree. Error recovery may join or split statements, so errors outside the range, or
 ///   a boundary that moved, relint the file.
 /// - Each rule's text test (`could_match`): a rule whose test flips starts or stops
-///   finding anything over the whole file.
+///   finding anything over the whole file; and the other tests of the whole text that
+///   decide findings anywhere (`crate::rules::whole_text_tests`).
 /// - Whether a comment ignores the whole file.
 ///
 /// The other facts rules gather over the whole file are found through words: those
@@ -185,7 +190,7 @@ fn used_outside(text: &str, word: &str, edited: Range<usize>) -> bool {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileLayout {
     units: Vec<(Range<usize>, bool)>,
-    could_match: Vec<bool>,
+    text_tests: Vec<bool>,
     ignores_whole_file: bool,
 }
 
@@ -196,7 +201,11 @@ impl FileLayout {
         let units = root.named_children(&mut cursor).map(|u| (u.byte_range(), u.has_error())).collect();
         FileLayout {
             units,
-            could_match: crate::rules::RULES.iter().map(|rule| (rule.could_match)(text)).collect(),
+            text_tests: crate::rules::RULES
+                .iter()
+                .map(|rule| (rule.could_match)(text))
+                .chain(crate::rules::whole_text_tests(text))
+                .collect(),
             ignores_whole_file: crate::suppress::Suppressions::ignores_whole_file(text),
         }
     }
@@ -209,7 +218,7 @@ impl FileLayout {
     /// Whether `now`, the layout after edits that lie inside `range` (current offsets)
     /// and made the text `delta` bytes longer, agrees with this one outside `range`.
     pub fn same_outside(&self, now: &FileLayout, range: &Range<usize>, delta: isize) -> bool {
-        if self.could_match != now.could_match || self.ignores_whole_file != now.ignores_whole_file {
+        if self.text_tests != now.text_tests || self.ignores_whole_file != now.ignores_whole_file {
             return false;
         }
         let old_end = range.end as isize - delta;
@@ -323,6 +332,21 @@ pub fn relinted_range(tree: &Tree, text: &str, span: &Range<usize>) -> Option<Ra
     }
 }
 
+/// The top-level statements of `tree` that are not function definitions, outside
+/// `relinted`: module-level code and classes (their bodies are module-level code too).
+/// What a fact says about such code reads the whole file: the module's byte range holds
+/// every function, so calls asked for in it (`backward()`, `optimizer.step()`) are all
+/// the file's. A partial relint relints them along with `relinted`.
+pub fn module_code(tree: &Tree, relinted: &Range<usize>) -> Vec<Range<usize>> {
+    let root = tree.root_node();
+    let mut cursor = root.walk();
+    root.named_children(&mut cursor)
+        .filter(|unit| definition(*unit).is_none_or(|d| d.kind() != "function_definition"))
+        .map(|unit| unit.byte_range())
+        .filter(|unit| unit.end <= relinted.start || relinted.end <= unit.start)
+        .collect()
+}
+
 /// The `def` or `class` a top-level statement is, through its decorators.
 fn definition(unit: Node) -> Option<Node> {
     match unit.kind() {
@@ -369,45 +393,83 @@ fn is_whole_word(text: &str, at: usize, len: usize) -> bool {
     !text[..at].ends_with(is_word) && !text[at + len..].starts_with(is_word)
 }
 
-/// Whether a stored finding outside the relinted `unit` (which grew by `delta`) could
-/// have changed with it although its own text did not: its fix edits the unit (an
-/// `import torch` added at the top), its message names a line number the edit may have
-/// moved, or it points at other places.
-pub fn depends_on_other_text(finding: &Diagnostic, unit: &Range<usize>, delta: isize) -> bool {
-    let old_unit_end = old_end(unit, delta);
-    let outside = finding.range.end <= unit.start || finding.range.start >= old_unit_end;
+/// The statements a partial relint relints, in current offsets: `unit`, the range the
+/// edits lie in (the text grew by `delta` there), and `others`, statements outside it
+/// whose text did not change (`module_code`).
+pub struct Relinted {
+    pub unit: Range<usize>,
+    pub delta: isize,
+    pub others: Vec<Range<usize>>,
+}
+
+impl Relinted {
+    /// Every relinted range, in current offsets.
+    pub fn ranges(&self) -> Vec<Range<usize>> {
+        let mut ranges = self.others.clone();
+        ranges.push(self.unit.clone());
+        ranges.sort_by_key(|r| r.start);
+        ranges
+    }
+
+    /// Where `range` (current offsets, the unit or outside it) was in the text before the
+    /// edits: stored findings are in that text's offsets.
+    fn before(&self, range: &Range<usize>) -> Range<usize> {
+        let old = |x: usize| (x as isize - self.delta) as usize;
+        if *range == self.unit {
+            range.start..old(range.end)
+        } else if range.start >= self.unit.end {
+            old(range.start)..old(range.end)
+        } else {
+            range.clone()
+        }
+    }
+
+    /// Whether a stored finding (old offsets) lies outside every relinted range.
+    fn keeps(&self, finding: &Diagnostic) -> bool {
+        self.ranges()
+            .iter()
+            .map(|r| self.before(r))
+            .all(|r| finding.range.end <= r.start || finding.range.start >= r.end)
+    }
+
+    /// Where the relinted `unit` ended in the text before the edits.
+    fn old_unit_end(&self) -> usize {
+        self.before(&self.unit).end
+    }
+}
+
+/// Whether a stored finding kept by a partial relint could have changed with the relinted
+/// unit although its own text did not: its fix edits the unit (an `import torch` added
+/// at the top), its message names a line number the edit may have moved, or it points at
+/// other places.
+pub fn depends_on_other_text(finding: &Diagnostic, relinted: &Relinted) -> bool {
+    let (unit, old_unit_end) = (&relinted.unit, relinted.old_unit_end());
     let edits_unit = |edit: &crate::fix::Edit| edit.range.start <= old_unit_end && unit.start <= edit.range.end;
-    outside
+    relinted.keeps(finding)
         && (finding.fix.as_ref().is_some_and(|fix| fix.edits().iter().any(edits_unit))
             || names_a_line(&finding.message)
             || !finding.related.is_empty())
 }
 
-/// Whether a stored finding outside the relinted `unit` (which grew by `delta`) lies in
-/// module-level code (not in a `def` or `class`) of `tree`. Module-level code reads the
-/// names other module-level statements bind, and where the text does not parse, error
-/// recovery may have moved such a binding into or out of the relinted statements (an
-/// assignment read as part of a broken definition) without changing any statement's
-/// extent: such a finding is not known unchanged.
-pub fn in_module_code(finding: &Diagnostic, tree: &Tree, unit: &Range<usize>, delta: isize) -> bool {
-    let old_unit_end = old_end(unit, delta);
-    let at = if finding.range.start >= old_unit_end {
-        (finding.range.start as isize + delta) as usize
-    } else if finding.range.end <= unit.start {
-        finding.range.start
+/// Whether a stored finding kept by a partial relint lies in module-level code (not in a
+/// `def` or `class`) of `tree`. Module-level code reads the names other module-level
+/// statements bind, and where the text does not parse, error recovery may have moved
+/// such a binding into or out of the relinted statements (an assignment read as part of
+/// a broken definition) without changing any statement's extent: such a finding is not
+/// known unchanged.
+pub fn in_module_code(finding: &Diagnostic, tree: &Tree, relinted: &Relinted) -> bool {
+    if !relinted.keeps(finding) {
+        return false; // relinted
+    }
+    let at = if finding.range.start >= relinted.old_unit_end() {
+        (finding.range.start as isize + relinted.delta) as usize
     } else {
-        return false; // inside the unit: relinted
+        finding.range.start
     };
     let root = tree.root_node();
     let mut cursor = root.walk();
     let holder = root.named_children(&mut cursor).find(|u| u.start_byte() <= at && at < u.end_byte());
     holder.is_none_or(|u| definition(u).is_none())
-}
-
-/// Where the relinted `unit` (current offsets) ended in the text before the edits, which
-/// made it `delta` bytes longer: stored findings are in that text's offsets.
-fn old_end(unit: &Range<usize>, delta: isize) -> usize {
-    (unit.end as isize - delta) as usize
 }
 
 /// "… the loop at line 17 …", "(line 3: …)".
@@ -417,10 +479,10 @@ fn names_a_line(message: &str) -> bool {
         .any(|(at, word)| message[at + word.len()..].starts_with(|c: char| c.is_ascii_digit()))
 }
 
-/// The stored findings outside the relinted statement (those after it moved by
-/// `delta`), with the statement's fresh findings.
-pub fn merge(previous: Vec<Diagnostic>, fresh: Vec<Diagnostic>, unit: &Range<usize>, delta: isize) -> Vec<Diagnostic> {
-    let old_unit_end = old_end(unit, delta);
+/// The stored findings outside the relinted statements (those after the unit moved by
+/// its `delta`), with the fresh findings of the relinted ones.
+pub fn merge(previous: Vec<Diagnostic>, fresh: Vec<Diagnostic>, relinted: &Relinted) -> Vec<Diagnostic> {
+    let (old_unit_end, delta) = (relinted.old_unit_end(), relinted.delta);
     let shift = |range: TextRange| {
         if range.start < old_unit_end {
             return range;
@@ -429,7 +491,7 @@ pub fn merge(previous: Vec<Diagnostic>, fresh: Vec<Diagnostic>, unit: &Range<usi
     };
     let mut merged: Vec<Diagnostic> = previous
         .into_iter()
-        .filter(|d| d.range.end <= unit.start || d.range.start >= old_unit_end)
+        .filter(|d| relinted.keeps(d))
         .map(|mut d| {
             d.range = shift(d.range);
             d.fix = d.fix.map(|fix| fix.map_ranges(shift));
@@ -514,6 +576,21 @@ mod tests {
         // Whole definitions with the blank lines around them.
         let whole = at("\n\ndef alone")..text.len();
         assert_eq!(relinted_range(&tree, text, &whole), Some(whole.clone()));
+    }
+
+    #[test]
+    fn module_level_code_and_classes_are_relinted_with_any_range() {
+        let text = "import torch\n\nclass Net:\n    def f(self):\n        pass\n\n@torch.no_grad()\ndef evaluate():\n    pass\n\nrun()\n";
+        let tree = crate::engine::parse(text).unwrap();
+        let at = |needle: &str| text.find(needle).unwrap();
+        let unit = |needle: &str, end: &str| at(needle)..at(end) + end.len();
+        let inside_evaluate = at("    pass\n\nrun");
+        assert_eq!(
+            module_code(&tree, &(inside_evaluate..inside_evaluate + 1)),
+            [unit("import", "torch"), unit("class", "        pass"), unit("run", "run()")]
+        );
+        // What the relinted range already holds is not named again.
+        assert_eq!(module_code(&tree, &(0..at("@torch"))), [unit("run", "run()")]);
     }
 
     #[test]
