@@ -60,7 +60,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     if !outlives_step(checker, container, step) {
         return;
     }
-    if facts.tensor_value(value) != TensorValue::Attached || facts.grad_disabled(store) {
+    if !facts.holds_graph(value) || facts.grad_disabled(store) {
         return;
     }
     if !names_autograd(checker.source()) && project_callee_of(checker, value).is_none() {

@@ -105,12 +105,35 @@ const DETACHING_BUILTINS: &[&str] = &["float", "int", "bool", "len", "str", "rep
 const OUTPUT_FIELDS: &[&str] =
     &["loss", "logits", "last_hidden_state", "pooler_output", "hidden_states", "T", "real", "imag"];
 
+/// What the asker of a value needs to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asked {
+    /// Attached, Detached or Unknown.
+    Exactly,
+    /// Whether it is Attached: a value that is not may come back as Detached or Unknown.
+    /// A name bound where gradients are disabled holds no graph, and that is asked only
+    /// of a value that would hold one otherwise: the grad mode of a function can take
+    /// its callers in other files to tell, while most values a rule asks about are not
+    /// attached whatever the grad mode.
+    Attached,
+}
+
 impl<'t> Facts<'t> {
     pub fn tensor_value(&self, expr: Node<'t>) -> TensorValue {
-        self.value_at_depth(expr, 0)
+        self.value_at_depth(expr, 0, Asked::Exactly)
     }
 
-    fn value_at_depth(&self, expr: Node<'t>, depth: usize) -> TensorValue {
+    /// Whether `expr` holds a graph-attached tensor: `tensor_value(expr) == Attached`,
+    /// asking no more than that takes (see [`Asked::Attached`]).
+    pub fn holds_graph(&self, expr: Node<'t>) -> bool {
+        self.value_at_depth(expr, 0, Asked::Attached) == TensorValue::Attached
+    }
+
+    /// `expr`'s value, or with `Asked::Attached` whether it is Attached. An operand, a
+    /// model output's field or a name's value is asked what `expr` is asked; what counts
+    /// only when attached (the operand of `loss += x`, a loss's argument) whether it is;
+    /// a call's receiver and what a function returns, exactly.
+    fn value_at_depth(&self, expr: Node<'t>, depth: usize, asked: Asked) -> TensorValue {
         use TensorValue::*;
         if depth > MAX_DEPTH {
             return Unknown;
@@ -118,7 +141,7 @@ impl<'t> Facts<'t> {
         let expr = tree::unparenthesize(expr);
         match expr.kind() {
             "integer" | "float" | "string" | "true" | "false" | "none" | "concatenated_string" => Detached,
-            "identifier" => self.name_value(expr, depth),
+            "identifier" => self.name_value(expr, depth, asked),
             "attribute" => {
                 let (Some(object), Some(attribute)) =
                     (expr.child_by_field_name("object"), expr.child_by_field_name("attribute"))
@@ -127,7 +150,7 @@ impl<'t> Facts<'t> {
                 };
                 match self.text(attribute) {
                     "data" | "shape" | "dtype" | "device" | "grad" | "requires_grad" => Detached,
-                    field if OUTPUT_FIELDS.contains(&field) => self.value_at_depth(object, depth + 1),
+                    field if OUTPUT_FIELDS.contains(&field) => self.value_at_depth(object, depth + 1, asked),
                     _ => Unknown,
                 }
             }
@@ -140,16 +163,16 @@ impl<'t> Facts<'t> {
                         .and_then(|k| self.text(k).parse::<usize>().ok());
                     match position.and_then(|p| self.returned_value(value, Some(p), depth + 1)) {
                         Some(known) => known,
-                        None => self.value_at_depth(value, depth + 1),
+                        None => self.value_at_depth(value, depth + 1, asked),
                     }
                 }
-                Some(value) => self.value_at_depth(value, depth + 1),
+                Some(value) => self.value_at_depth(value, depth + 1, asked),
                 None => Unknown,
             },
             "binary_operator" => {
                 let operands = [expr.child_by_field_name("left"), expr.child_by_field_name("right")];
                 let values: Vec<TensorValue> =
-                    operands.into_iter().flatten().map(|o| self.value_at_depth(o, depth + 1)).collect();
+                    operands.into_iter().flatten().map(|o| self.value_at_depth(o, depth + 1, asked)).collect();
                 if values.contains(&Attached) {
                     Attached
                 } else if values.iter().all(|v| *v == Detached) {
@@ -159,7 +182,7 @@ impl<'t> Facts<'t> {
                 }
             }
             "unary_operator" => match expr.child_by_field_name("argument") {
-                Some(argument) => self.value_at_depth(argument, depth + 1),
+                Some(argument) => self.value_at_depth(argument, depth + 1, asked),
                 None => Unknown,
             },
             "call" => self.call_value(expr, depth),
@@ -169,7 +192,7 @@ impl<'t> Facts<'t> {
                     .named_children(&mut expr.walk())
                     .filter(|pair| pair.kind() == "pair")
                     .filter_map(|pair| pair.child_by_field_name("value"))
-                    .map(|v| self.value_at_depth(v, depth + 1))
+                    .map(|v| self.value_at_depth(v, depth + 1, asked))
                     .collect();
                 if values.contains(&Attached) {
                     Attached
@@ -183,15 +206,16 @@ impl<'t> Facts<'t> {
         }
     }
 
-    fn name_value(&self, name: Node<'t>, depth: usize) -> TensorValue {
+    fn name_value(&self, name: Node<'t>, depth: usize, asked: Asked) -> TensorValue {
         let Some(binding) = self.index().lookup(self.text(name), name) else { return TensorValue::Unknown };
         // Whatever was computed with gradients disabled holds no graph.
-        if self.grad_disabled(binding.statement) {
+        let disabled = || self.grad_disabled(binding.statement);
+        if asked == Asked::Exactly && disabled() {
             return TensorValue::Detached;
         }
-        match binding.kind {
-            BindingKind::Value(value) => self.value_at_depth(value, depth + 1),
-            BindingKind::Unpacked(value) => match self.value_at_depth(value, depth + 1) {
+        let value = match binding.kind {
+            BindingKind::Value(value) => self.value_at_depth(value, depth + 1, asked),
+            BindingKind::Unpacked(value) => match self.value_at_depth(value, depth + 1, asked) {
                 // `logits, loss = model(x)`: a model's outputs all carry its graph.
                 TensorValue::Attached if self.is_forward_or_loss_call(value) => TensorValue::Attached,
                 // `hidden, out = mlp.forward(x)` of a network that computes its own gradients.
@@ -205,13 +229,18 @@ impl<'t> Facts<'t> {
                     .filter(|target| target.kind() == "identifier")
                     .and_then(|target| self.index().lookup(self.text(target), target).map(|b| (target, b)))
                     .filter(|(_, b)| b.statement.id() != binding.statement.id());
-                let attached = self.value_at_depth(value, depth + 1) == TensorValue::Attached
-                    || earlier
-                        .is_some_and(|(target, _)| self.value_at_depth(target, depth + 1) == TensorValue::Attached);
+                let attached = self.value_at_depth(value, depth + 1, Asked::Attached) == TensorValue::Attached
+                    || earlier.is_some_and(|(target, _)| {
+                        self.value_at_depth(target, depth + 1, Asked::Attached) == TensorValue::Attached
+                    });
                 if attached { TensorValue::Attached } else { TensorValue::Unknown }
             }
             _ => TensorValue::Unknown,
+        };
+        if asked == Asked::Attached && value == TensorValue::Attached && disabled() {
+            return TensorValue::Detached;
         }
+        value
     }
 
     fn call_value(&self, call: Node<'t>, depth: usize) -> TensorValue {
@@ -229,7 +258,7 @@ impl<'t> Facts<'t> {
             if GRAPH_KEEPING_METHODS.contains(&method)
                 && let Some(receiver) = receiver
             {
-                let value = self.value_at_depth(receiver, depth + 1);
+                let value = self.value_at_depth(receiver, depth + 1, Asked::Exactly);
                 if value != Unknown {
                     return value;
                 }
@@ -250,7 +279,7 @@ impl<'t> Facts<'t> {
             let arguments = tree::positional_args(call);
             let cut = arguments.first().is_some_and(|a| self.cut_from_graph(*a, depth + 1, true))
                 || arguments.iter().any(|a| self.cut_from_graph(*a, depth + 1, false));
-            if cut && arguments.iter().all(|a| self.value_at_depth(*a, depth + 1) != Attached) {
+            if cut && arguments.iter().all(|a| self.value_at_depth(*a, depth + 1, Asked::Attached) != Attached) {
                 return Detached;
             }
         }
@@ -427,7 +456,7 @@ impl<'t> Facts<'t> {
                 (Some(_), _) => return None,
                 (None, value) => value,
             };
-            let value = self.value_at_depth(returned, depth + 1);
+            let value = self.value_at_depth(returned, depth + 1, Asked::Exactly);
             if agreed.is_some_and(|a| a != value) {
                 return None;
             }
@@ -627,4 +656,76 @@ fn strip_module_moves<'t>(mut node: Node<'t>, source: &str) -> Node<'t> {
         node = receiver;
     }
     node
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::Related;
+    use crate::engine::facts::cross_file::{Callers, ParsedFile, ProjectFacts, ProjectSession};
+    use std::path::Path;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A project with no other file, that counts the questions about callers it is asked.
+    struct Counting(AtomicUsize);
+
+    impl ProjectSession for &Counting {
+        fn callers(&self, _: &Path, _: &str) -> Callers {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Callers::default()
+        }
+        fn decorator_disables_grad(&self, _: &Path, _: Option<&str>, _: &str) -> Option<Related> {
+            None
+        }
+        fn callee_returns(&self, _: &Path, _: Option<&str>, _: &str) -> Option<(TensorValue, Related)> {
+            None
+        }
+    }
+
+    impl ProjectFacts for Counting {
+        fn session<'s>(&'s self, _: Option<ParsedFile<'s>>) -> Box<dyn ProjectSession + 's> {
+            Box::new(self)
+        }
+    }
+
+    /// The last identifier spelled `name` in `source`.
+    fn last_use<'t>(root: Node<'t>, source: &str, name: &str) -> Node<'t> {
+        tree::descendants(root)
+            .filter(|n| n.kind() == "identifier" && tree::text(*n, source) == name)
+            .last()
+            .expect("the name is used")
+    }
+
+    /// Whether a value holds a graph is the exact answer's Attached, and the grad mode of
+    /// the function that binds a name is asked only of a value attached otherwise: a
+    /// method nothing in the file calls takes the project's callers to tell.
+    #[test]
+    fn holds_graph_asks_the_grad_mode_only_of_attached_values() {
+        let source = "\
+class Images:
+    def __init__(self, paths):
+        for path in paths:
+            image = load(path)
+            self.images.append(image)
+
+    def step(self, x):
+        out = self.model(x)
+        self.outputs.append(out)
+";
+        let tree = crate::engine::parse(source).unwrap();
+        let root = tree.root_node();
+        let _parents = tree::index_parents(root);
+        let project = Counting(AtomicUsize::new(0));
+        let asked = || project.0.load(Ordering::Relaxed);
+        let facts = Facts::new(source, root, Path::new("train.py")).with_project(Some(&project));
+        let image = last_use(root, source, "image");
+        assert!(!facts.holds_graph(image));
+        assert_eq!(asked(), 0);
+        let out = last_use(root, source, "out");
+        assert!(facts.holds_graph(out));
+        assert_eq!(asked(), 1, "an attached value is asked whether its function runs without gradients");
+        assert_eq!(facts.tensor_value(image), TensorValue::Unknown);
+        assert_eq!(asked(), 2, "the exact answer tells Detached from Unknown");
+        assert_eq!(facts.tensor_value(out), TensorValue::Attached);
+    }
 }

@@ -58,7 +58,7 @@ fn backpropagated_each_step<'t>(
     }
     let mut flow: Vec<&str> = tree::descendants(value)
         .filter(|n| n.kind() == "identifier" && tree::is_name_reference(*n))
-        .filter(|n| facts.tensor_value(*n) == TensorValue::Attached)
+        .filter(|n| facts.holds_graph(*n))
         .map(|n| tree::text(n, source))
         .filter(|n| *n != accumulator)
         .collect();
