@@ -130,9 +130,9 @@ impl<'t> Facts<'t> {
     }
 
     /// `expr`'s value, or with `Asked::Attached` whether it is Attached. An operand, a
-    /// model output's field or a name's value is asked what `expr` is asked; what counts
-    /// only when attached (the operand of `loss += x`, a loss's argument) whether it is;
-    /// a call's receiver and what a function returns, exactly.
+    /// model output's field, a name's value or a call is asked what `expr` is asked; what
+    /// counts only when attached (the operand of `loss += x`, a loss's argument) whether
+    /// it is; a call's receiver and what a function returns, exactly.
     fn value_at_depth(&self, expr: Node<'t>, depth: usize, asked: Asked) -> TensorValue {
         use TensorValue::*;
         if depth > MAX_DEPTH {
@@ -185,7 +185,7 @@ impl<'t> Facts<'t> {
                 Some(argument) => self.value_at_depth(argument, depth + 1, asked),
                 None => Unknown,
             },
-            "call" => self.call_value(expr, depth),
+            "call" => self.call_value(expr, depth, asked),
             // `{"loss": total, "acc": acc}`: detached when every value is.
             "dictionary" => {
                 let values: Vec<TensorValue> = expr
@@ -243,7 +243,7 @@ impl<'t> Facts<'t> {
         value
     }
 
-    fn call_value(&self, call: Node<'t>, depth: usize) -> TensorValue {
+    fn call_value(&self, call: Node<'t>, depth: usize, asked: Asked) -> TensorValue {
         use TensorValue::*;
         let Some(function) = call.child_by_field_name("function") else { return Unknown };
         if function.kind() == "identifier" && DETACHING_BUILTINS.contains(&self.text(function)) {
@@ -289,11 +289,16 @@ impl<'t> Facts<'t> {
             return value;
         }
         // A function of this file known to return detached values, whatever its name says
-        // (`evaluate_loss(...)` run under no_grad, returning `.item()` sums).
-        if let Some(Detached) = self.returned_value(call, None, depth + 1) {
+        // (`evaluate_loss(...)` run under no_grad, returning `.item()` sums). Only a forward
+        // pass or a loss is attached otherwise: asked only that, the returns of another
+        // function are not read.
+        let forward_or_loss = self.is_forward_or_loss_call(call);
+        if (forward_or_loss || asked == Asked::Exactly)
+            && let Some(Detached) = self.returned_value(call, None, depth + 1)
+        {
             return Detached;
         }
-        if self.is_forward_or_loss_call(call) {
+        if forward_or_loss {
             if self.computes_gradients_by_hand(tree::enclosing_body(call)) {
                 return Detached;
             }
@@ -698,10 +703,15 @@ mod tests {
 
     /// Whether a value holds a graph is the exact answer's Attached, and the grad mode of
     /// the function that binds a name is asked only of a value attached otherwise: a
-    /// method nothing in the file calls takes the project's callers to tell.
+    /// method nothing in the file calls takes the project's callers to tell. What a
+    /// function returns is read only for a forward pass or a loss.
     #[test]
     fn holds_graph_asks_the_grad_mode_only_of_attached_values() {
         let source = "\
+def load(path):
+    pixels = read(path)
+    return pixels
+
 class Images:
     def __init__(self, paths):
         for path in paths:
