@@ -12,6 +12,7 @@ use crate::engine::facts::tensors::TensorValue;
 use crate::engine::tree;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::LazyLock;
 use tree_sitter::Node;
 
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -91,6 +92,64 @@ struct Context<'t> {
     /// Inside a function nested in the listed one (a wrapper, a lambda).
     nested: bool,
 }
+
+/// The node kinds and fields the walk tells apart, by the grammar's numbers: the walk
+/// visits every node of every file of a project, and a kind compared by its name costs a
+/// string's validation and comparison per node, a field looked up by name a search of
+/// the grammar's field names.
+struct Grammar {
+    function_definition: u16,
+    class_definition: u16,
+    lambda: u16,
+    with_statement: u16,
+    call: u16,
+    identifier: u16,
+    attribute: u16,
+    import_statement: u16,
+    import_from_statement: u16,
+    return_statement: u16,
+    block: u16,
+    string: u16,
+    type_annotation: u16,
+    /// Where a name stands as a value (passed, listed, returned, assigned).
+    value_places: [u16; 6],
+    keyword_argument: u16,
+    assignment: u16,
+    function_field: u16,
+    object_field: u16,
+    attribute_field: u16,
+    value_field: u16,
+    right_field: u16,
+}
+
+static GRAMMAR: LazyLock<Grammar> = LazyLock::new(|| {
+    let language = crate::engine::language();
+    let kind = |name: &str| language.id_for_node_kind(name, true);
+    let field = |name: &str| language.field_id_for_name(name).map_or(0, |id| id.get());
+    Grammar {
+        function_definition: kind("function_definition"),
+        class_definition: kind("class_definition"),
+        lambda: kind("lambda"),
+        with_statement: kind("with_statement"),
+        call: kind("call"),
+        identifier: kind("identifier"),
+        attribute: kind("attribute"),
+        import_statement: kind("import_statement"),
+        import_from_statement: kind("import_from_statement"),
+        return_statement: kind("return_statement"),
+        block: kind("block"),
+        string: kind("string"),
+        type_annotation: kind("type"),
+        value_places: ["argument_list", "list", "tuple", "return_statement", "expression_list", "pair"].map(kind),
+        keyword_argument: kind("keyword_argument"),
+        assignment: kind("assignment"),
+        function_field: field("function"),
+        object_field: field("object"),
+        attribute_field: field("attribute"),
+        value_field: field("value"),
+        right_field: field("right"),
+    }
+});
 
 pub fn summarize(source: &str, root: Node) -> FileSummary {
     walk(source, root).summary
@@ -172,26 +231,30 @@ impl<'s, 't> Walk<'s, 't> {
     /// node's parent and grand-parent are known without asking the tree, which finds
     /// them by a descent from the root).
     fn visit(&mut self, root: Node<'t>) {
+        let grammar = &*GRAMMAR;
         let top = Context { function: None, class: None, switch: None, nested: false };
         // Each node on the path with the context inside it and the one it was given.
         let mut path: Vec<(Node<'t>, Context<'t>, Context<'t>)> = Vec::new();
         let mut cursor = root.walk();
         let mut context = top;
+        let mut node = cursor.node();
         loop {
-            let node = cursor.node();
             if node.is_named()
-                && let Some(inner) = self.enter(node, &path, context)
+                && let Some(inner) = self.enter(grammar, node, &path, context)
                 && cursor.goto_first_child()
             {
+                let child = cursor.node();
                 path.push((node, inner, context));
-                context = child_context(node, cursor.node(), inner, context);
+                context = child_context(grammar, node, child, inner, context);
+                node = child;
                 continue;
             }
             // The next sibling, else the next sibling of the nearest ancestor that has one.
             loop {
                 if cursor.goto_next_sibling() {
+                    node = cursor.node();
                     let &(parent, inner, outer) = path.last().expect("a sibling has a parent");
-                    context = child_context(parent, cursor.node(), inner, outer);
+                    context = child_context(grammar, parent, node, inner, outer);
                     break;
                 }
                 if !cursor.goto_parent() {
@@ -206,45 +269,65 @@ impl<'s, 't> Walk<'s, 't> {
     /// context inside it, or `None` when nothing inside it matters.
     fn enter(
         &mut self,
+        grammar: &Grammar,
         node: Node<'t>,
         path: &[(Node<'t>, Context<'t>, Context<'t>)],
         context: Context<'t>,
     ) -> Option<Context<'t>> {
         let parent = path.last().map(|p| p.0);
-        let grandparent = path.len().checked_sub(2).map(|i| path[i].0);
         let mut inner = context;
-        match node.kind() {
-            "function_definition" => inner = self.enter_function(node, parent, grandparent, context),
-            "lambda" => {
-                inner.switch = None;
-                inner.nested = context.function.is_some();
-            }
-            "class_definition" => {
-                // Only classes at module level list their methods.
-                let top_level =
-                    context.function.is_none() && context.class.is_none() && is_module_level(parent, grandparent);
-                inner.class = top_level.then_some(node);
-                if let Some(name) = node.child_by_field_name("name").filter(|_| top_level) {
-                    self.summary.definitions.insert(self.text(name).into(), Definition::Class);
-                }
-            }
-            "with_statement" => {
-                if let Some(switch) = with_switch(node, self.source) {
-                    inner.switch = Some(switch);
-                }
-            }
-            "call" => self.call(node, context),
-            "identifier" | "attribute" => self.value_use(node, parent, context),
-            "import_statement" | "import_from_statement" => {
-                self.import(node, context);
+        let kind = node.kind_id();
+        if kind == grammar.identifier {
+            self.value_use(grammar, node, parent, context);
+            return None;
+        } else if kind == grammar.attribute {
+            self.value_use(grammar, node, parent, context);
+            // `a.b`: neither name inside is a call or a value of its own.
+            if node.child_by_field_id(grammar.object_field).is_some_and(|o| o.kind_id() == grammar.identifier) {
                 return None;
             }
-            "return_statement" if !context.nested => {
-                if let Some(function) = context.function {
-                    self.returns.push((function, node));
-                }
+        } else if kind == grammar.call {
+            self.call(grammar, node, context);
+        } else if kind == grammar.function_definition {
+            let grandparent = path.len().checked_sub(2).map(|i| path[i].0);
+            inner = self.enter_function(node, parent, grandparent, context);
+        } else if kind == grammar.lambda {
+            inner.switch = None;
+            inner.nested = context.function.is_some();
+        } else if kind == grammar.class_definition {
+            // Only classes at module level list their methods.
+            let grandparent = path.len().checked_sub(2).map(|i| path[i].0);
+            let top_level =
+                context.function.is_none() && context.class.is_none() && is_module_level(parent, grandparent);
+            inner.class = top_level.then_some(node);
+            if let Some(name) = node.child_by_field_name("name").filter(|_| top_level) {
+                self.summary.definitions.insert(self.text(name).into(), Definition::Class);
             }
-            _ => {}
+        } else if kind == grammar.with_statement {
+            if let Some(switch) = with_switch(node, self.source) {
+                inner.switch = Some(switch);
+            }
+        } else if kind == grammar.import_statement || kind == grammar.import_from_statement {
+            self.import(node, context);
+            return None;
+        } else if kind == grammar.return_statement {
+            if !context.nested
+                && let Some(function) = context.function
+            {
+                self.returns.push((function, node));
+            }
+        } else if kind == grammar.string {
+            // Only an interpolation holds code.
+            if !self.text(node).contains('{') {
+                return None;
+            }
+        } else if kind == grammar.type_annotation {
+            // `x: int`: a name that is neither called nor passed.
+            if node.child_count() == 1 && node.child(0).is_some_and(|t| t.kind_id() == grammar.identifier) {
+                return None;
+            }
+        } else if node.child_count() == 0 {
+            return None;
         }
         Some(inner)
     }
@@ -302,20 +385,21 @@ impl<'s, 't> Walk<'s, 't> {
         }
     }
 
-    fn call(&mut self, call: Node<'t>, context: Context<'t>) {
-        let Some(function) = call.child_by_field_name("function") else { return };
-        let (receiver, name) = match function.kind() {
-            "identifier" => (None, self.text(function)),
-            "attribute" => {
-                let (Some(object), Some(attribute)) =
-                    (function.child_by_field_name("object"), function.child_by_field_name("attribute"))
-                else {
-                    return;
-                };
-                let receiver = if is_dotted_name(object) { self.text(object) } else { "" };
-                (Some(receiver), self.text(attribute))
-            }
-            _ => return,
+    fn call(&mut self, grammar: &Grammar, call: Node<'t>, context: Context<'t>) {
+        let Some(function) = call.child_by_field_id(grammar.function_field) else { return };
+        let kind = function.kind_id();
+        let (receiver, name) = if kind == grammar.identifier {
+            (None, self.text(function))
+        } else if kind == grammar.attribute {
+            let (Some(object), Some(attribute)) =
+                (function.child_by_field_id(grammar.object_field), function.child_by_field_id(grammar.attribute_field))
+            else {
+                return;
+            };
+            let receiver = if is_dotted_name(object) { self.text(object) } else { "" };
+            (Some(receiver), self.text(attribute))
+        } else {
+            return;
         };
         // A wrapper that calls what it wraps with autograd disabled makes a no-grad decorator.
         if context.nested
@@ -330,34 +414,34 @@ impl<'s, 't> Walk<'s, 't> {
 
     /// A function passed around as a value (`hooks.append(evaluate)`,
     /// `run(self.evaluate)`): it may be called anywhere.
-    fn value_use(&mut self, node: Node<'t>, parent: Option<Node<'t>>, context: Context<'t>) {
+    fn value_use(&mut self, grammar: &Grammar, node: Node<'t>, parent: Option<Node<'t>>, context: Context<'t>) {
         let Some(parent) = parent else { return };
-        let as_value = match parent.kind() {
-            "argument_list" | "list" | "tuple" | "return_statement" | "expression_list" | "pair" => true,
-            "keyword_argument" | "assignment" => {
-                parent.child_by_field_name("value").or_else(|| parent.child_by_field_name("right")) == Some(node)
-            }
-            _ => false,
+        let place = parent.kind_id();
+        let as_value = if grammar.value_places.contains(&place) {
+            true
+        } else if place == grammar.keyword_argument || place == grammar.assignment {
+            parent.child_by_field_id(grammar.value_field).or_else(|| parent.child_by_field_id(grammar.right_field))
+                == Some(node)
+        } else {
+            false
         };
         if !as_value {
             return;
         }
-        match node.kind() {
-            "identifier" if self.known.contains(self.text(node)) => {
+        if node.kind_id() == grammar.identifier {
+            if self.known.contains(self.text(node)) {
                 self.record(self.text(node), None, node, context, false)
             }
-            "attribute" => {
-                let (Some(object), Some(attribute)) =
-                    (node.child_by_field_name("object"), node.child_by_field_name("attribute"))
-                else {
-                    return;
-                };
-                let receiver = self.text(object);
-                if object.kind() == "identifier" && (receiver == "self" || self.known.contains(receiver)) {
-                    self.record(self.text(attribute), Some(receiver), node, context, false);
-                }
-            }
-            _ => {}
+            return;
+        }
+        let (Some(object), Some(attribute)) =
+            (node.child_by_field_id(grammar.object_field), node.child_by_field_id(grammar.attribute_field))
+        else {
+            return;
+        };
+        let receiver = self.text(object);
+        if object.kind_id() == grammar.identifier && (receiver == "self" || self.known.contains(receiver)) {
+            self.record(self.text(attribute), Some(receiver), node, context, false);
         }
     }
 
@@ -458,10 +542,20 @@ fn is_module_level(parent: Option<Node>, grandparent: Option<Node>) -> bool {
 
 /// The context a child of `parent` is walked in: a decorator, a name or the parameters
 /// of a `def` or `class` are where the statement is, not inside it.
-fn child_context<'t>(parent: Node<'t>, child: Node<'t>, inner: Context<'t>, outer: Context<'t>) -> Context<'t> {
-    match parent.kind() {
-        "function_definition" | "class_definition" if child.kind() != "block" => outer,
-        _ => inner,
+fn child_context<'t>(
+    grammar: &Grammar,
+    parent: Node<'t>,
+    child: Node<'t>,
+    inner: Context<'t>,
+    outer: Context<'t>,
+) -> Context<'t> {
+    let definition = parent.kind_id();
+    if (definition == grammar.function_definition || definition == grammar.class_definition)
+        && child.kind_id() != grammar.block
+    {
+        outer
+    } else {
+        inner
     }
 }
 
