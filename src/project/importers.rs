@@ -16,66 +16,112 @@
 use super::module_names;
 use super::summary::FileSummary;
 use rayon::prelude::*;
-use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::collections::HashMap;
+use std::path::Path;
 
-/// For each module name of the project, the files whose text has it as a word.
+/// A set of the index's files, by their numbers (see `ProjectIndex::insert`): a bit
+/// each, so that the files that may reach a file in a large package (most of it) cost a
+/// few hundred bytes to keep and nothing to ask about.
+#[derive(Debug, Clone, Default)]
+pub(super) struct FileSet(Vec<u64>);
+
+impl FileSet {
+    pub(super) fn contains(&self, file: u32) -> bool {
+        self.0.get(file as usize / 64).is_some_and(|word| word & (1 << (file % 64)) != 0)
+    }
+
+    /// Whether `file` was not in the set.
+    pub(super) fn insert(&mut self, file: u32) -> bool {
+        let (word, bit) = (file as usize / 64, 1 << (file % 64));
+        if word >= self.0.len() {
+            self.0.resize(word + 1, 0);
+        }
+        let new = self.0[word] & bit == 0;
+        self.0[word] |= bit;
+        new
+    }
+}
+
+/// For each file of the project, the files whose text names its module.
 #[derive(Default)]
 pub(super) struct Mentions {
-    by_module: HashMap<String, Vec<PathBuf>>,
+    /// Per file number: the files whose import lines name the module the file is
+    /// imported as (an index into `namers`).
+    module_of: Vec<Option<u32>>,
+    /// Per module name: the files whose import lines have it as a word.
+    namers: Vec<Vec<u32>>,
+    /// The packages' `__init__.py` files.
+    packages: FileSet,
     /// Files with a relative import of a package itself (`from . import x`,
     /// `from .. import x`): they may import any `__init__.py`.
-    package_relative: Vec<PathBuf>,
+    package_relative: Vec<u32>,
 }
 
 impl Mentions {
-    /// Read `texts` (path and text) for the module names of `all_files`; a file indexed
-    /// from its summary alone (no text at hand) names the modules its imports spell.
+    /// Read `texts` (number and text) for the module names of `all_files` (number and
+    /// path); a file indexed from its summary alone (no text at hand) names the modules
+    /// its imports spell.
     pub(super) fn read<'a>(
-        all_files: impl Iterator<Item = &'a Path>,
-        texts: Vec<(&'a Path, &'a str)>,
-        summarized: Vec<(&'a Path, &'a FileSummary)>,
+        all_files: impl Iterator<Item = (u32, &'a Path)>,
+        texts: Vec<(u32, &'a str)>,
+        summarized: Vec<(u32, &'a FileSummary)>,
     ) -> Mentions {
-        let modules: HashSet<String> = all_files.flat_map(module_names).collect();
+        let mut mentions = Mentions::default();
+        let mut modules: HashMap<String, u32> = HashMap::new();
+        for (number, path) in all_files {
+            let names = module_names(path);
+            let Some(name) = names.into_iter().next() else { continue };
+            let next = modules.len() as u32;
+            let module = *modules.entry(name).or_insert(next);
+            let number = number as usize;
+            if mentions.module_of.len() <= number {
+                mentions.module_of.resize(number + 1, None);
+            }
+            mentions.module_of[number] = Some(module);
+            if path.file_name().is_some_and(|f| f == "__init__.py") {
+                mentions.packages.insert(number as u32);
+            }
+        }
+        mentions.namers = vec![Vec::new(); modules.len()];
         let named = |words: &mut dyn Iterator<Item = &'a str>| {
-            let mut named: Vec<&str> = words.filter(|w| modules.contains(*w)).collect();
+            let mut named: Vec<u32> = words.filter_map(|w| modules.get(w).copied()).collect();
             named.sort_unstable();
             named.dedup();
             named
         };
-        let mut read: Vec<(&Path, Vec<&str>, bool)> = texts
+        let mut read: Vec<(u32, Vec<u32>, bool)> = texts
             .into_par_iter()
-            .map(|(path, text)| (path, named(&mut import_line_words(text)), has_package_relative_import(text)))
+            .map(|(file, text)| (file, named(&mut import_line_words(text)), has_package_relative_import(text)))
             .collect();
-        for (path, summary) in summarized {
+        for (file, summary) in summarized {
             let mut spelled = summary.imports.iter().flat_map(|i| i.path.split('.'));
             // `from . import x` is recorded as `x` one package up: no module part.
             let package_relative = summary.imports.iter().any(|i| i.level > 0 && !i.path.contains('.'));
-            read.push((path, named(&mut spelled), package_relative));
+            read.push((file, named(&mut spelled), package_relative));
         }
-        let mut mentions = Mentions::default();
-        for (path, named, package_relative) in read {
+        for (file, named, package_relative) in read {
             for module in named {
-                mentions.by_module.entry(module.to_string()).or_default().push(path.to_path_buf());
+                mentions.namers[module as usize].push(file);
             }
             if package_relative {
-                mentions.package_relative.push(path.to_path_buf());
+                mentions.package_relative.push(file);
             }
         }
         mentions
     }
 
     /// `target` and every file that may reach it through a chain of imports.
-    pub(super) fn importers(&self, target: &Path) -> HashSet<PathBuf> {
-        let mut reach = HashSet::from([target.to_path_buf()]);
-        let mut pending = vec![target.to_path_buf()];
+    pub(super) fn importers(&self, target: u32) -> FileSet {
+        let mut reach = FileSet::default();
+        reach.insert(target);
+        let mut pending = vec![target];
         while let Some(module) = pending.pop() {
-            let is_package = module.file_name().is_some_and(|f| f == "__init__.py");
-            let by_name = module_names(&module).into_iter().filter_map(|name| self.by_module.get(&name));
-            let relative = is_package.then_some(&self.package_relative);
-            for file in by_name.chain(relative).flatten() {
-                if reach.insert(file.clone()) {
-                    pending.push(file.clone());
+            let module_of = self.module_of.get(module as usize).copied().flatten();
+            let by_name = module_of.map(|m| &self.namers[m as usize]);
+            let relative = self.packages.contains(module).then_some(&self.package_relative);
+            for &file in by_name.into_iter().chain(relative).flatten() {
+                if reach.insert(file) {
+                    pending.push(file);
                 }
             }
         }
@@ -140,35 +186,37 @@ fn has_package_relative_import(text: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn mentions(files: &[(&str, &str)]) -> Mentions {
-        let paths: Vec<PathBuf> = files.iter().map(|(p, _)| PathBuf::from(p)).collect();
-        let texts = paths.iter().zip(files).map(|(p, (_, t))| (p.as_path(), *t)).collect();
-        Mentions::read(paths.iter().map(PathBuf::as_path), texts, Vec::new())
-    }
+    const FILES: &[(&str, &str)] = &[
+        ("/p/pkg/evaluation.py", "def evaluate(model): ...\n"),
+        ("/p/pkg/__init__.py", "from .evaluation import evaluate\n"),
+        ("/p/train.py", "from pkg import evaluate\nevaluate(model)\n"),
+        ("/p/sibling.py", "from . import helpers\n"),
+        ("/p/other.py", "import os  # evaluation helpers\ndef evaluate(model): ...\n"),
+        ("/p/joined.py", "from pkg.evaluation \\\n    import evaluate\n"),
+        ("/p/unrelated.py", "evaluate(model)  # an evaluator of its own\nevaluation = 'pkg/evaluation.py'\n"),
+    ];
 
-    fn sorted(set: &HashSet<PathBuf>) -> Vec<&str> {
-        let mut all: Vec<&str> = set.iter().map(|p| p.to_str().unwrap()).collect();
+    /// The paths of the files (numbered in the order of `FILES`) that may reach `target`.
+    fn importers(target: &str) -> Vec<&'static str> {
+        let numbered = || FILES.iter().enumerate().map(|(n, (path, _))| (n as u32, Path::new(*path)));
+        let texts = FILES.iter().enumerate().map(|(n, (_, text))| (n as u32, *text)).collect();
+        let mentions = Mentions::read(numbered(), texts, Vec::new());
+        let target = FILES.iter().position(|(path, _)| *path == target).expect("a file of FILES") as u32;
+        let reach = mentions.importers(target);
+        let mut all: Vec<&str> =
+            numbered().filter(|(n, _)| reach.contains(*n)).map(|(n, _)| FILES[n as usize].0).collect();
         all.sort();
         all
     }
 
     #[test]
     fn a_file_is_reached_by_the_files_naming_its_module_and_by_their_importers() {
-        let index = mentions(&[
-            ("/p/pkg/evaluation.py", "def evaluate(model): ...\n"),
-            ("/p/pkg/__init__.py", "from .evaluation import evaluate\n"),
-            ("/p/train.py", "from pkg import evaluate\nevaluate(model)\n"),
-            ("/p/sibling.py", "from . import helpers\n"),
-            ("/p/other.py", "import os  # evaluation helpers\ndef evaluate(model): ...\n"),
-            ("/p/joined.py", "from pkg.evaluation \\\n    import evaluate\n"),
-            ("/p/unrelated.py", "evaluate(model)  # an evaluator of its own\nevaluation = 'pkg/evaluation.py'\n"),
-        ]);
         // `other.py` names the module's word on an import line (a superset is fine);
         // `joined.py` names it on a line a backslash joins to one; `unrelated.py` names it
         // only outside imports, so it cannot reach it; `sibling.py` imports a package
         // relatively, so it may reach any `__init__.py`, among them the re-export.
         assert_eq!(
-            sorted(&index.importers(Path::new("/p/pkg/evaluation.py"))),
+            importers("/p/pkg/evaluation.py"),
             [
                 "/p/joined.py",
                 "/p/other.py",
@@ -178,7 +226,15 @@ mod tests {
                 "/p/train.py"
             ]
         );
-        assert_eq!(sorted(&index.importers(Path::new("/p/unrelated.py"))), ["/p/unrelated.py"]);
+        assert_eq!(importers("/p/unrelated.py"), ["/p/unrelated.py"]);
+    }
+
+    #[test]
+    fn a_file_set_holds_what_was_put_in_it() {
+        let mut set = FileSet::default();
+        assert!(set.insert(3) && set.insert(200) && !set.insert(3));
+        assert!(set.contains(3) && set.contains(200));
+        assert!(!set.contains(4) && !set.contains(64) && !set.contains(10_000));
     }
 
     #[test]

@@ -41,10 +41,12 @@ pub struct ProjectIndex {
     /// `importers`); forgotten when a file changes.
     mentions: OnceLock<importers::Mentions>,
     /// The files that may import a file, per file asked about.
-    importers: PerFile<HashSet<PathBuf>>,
+    importers: PerFile<importers::FileSet>,
     /// The project files each file's imports resolve to, per file asked about: asked for
     /// every caller of every function a lint asks about.
     import_targets: PerFile<HashSet<PathBuf>>,
+    /// The number the next new file gets (see `insert`).
+    next_number: u32,
 }
 
 /// Answers about files worked out from the whole index, kept until a file changes. Shared
@@ -79,6 +81,9 @@ impl<T> PerFile<T> {
 }
 
 struct Indexed {
+    /// The file's number, given when it first came in and kept while its path is
+    /// indexed: sets of files are kept as bits by these numbers (`importers::FileSet`).
+    number: u32,
     content: u64,
     /// Set when indexed, or, for a file indexed lazily, the first time a question needs it.
     summary: OnceLock<Arc<FileSummary>>,
@@ -95,12 +100,20 @@ struct Indexed {
 
 impl Indexed {
     fn new(content: u64, summary: Arc<FileSummary>, text: Option<Arc<str>>) -> Indexed {
-        Indexed { content, summary: OnceLock::from(summary), text, text_is_code: false, returns: OnceLock::new() }
+        Indexed {
+            number: 0,
+            content,
+            summary: OnceLock::from(summary),
+            text,
+            text_is_code: false,
+            returns: OnceLock::new(),
+        }
     }
 
     /// A Python file summarised only when a question needs it.
     fn lazy(text: Arc<str>) -> Indexed {
         Indexed {
+            number: 0,
             content: content_hash(&text),
             summary: OnceLock::new(),
             text: Some(text),
@@ -168,7 +181,7 @@ impl ProjectIndex {
             match result {
                 Ok((content, summary)) => {
                     let summary = index.by_content.entry(content).or_insert_with(|| Arc::new(summary)).clone();
-                    index.files.insert(path, Indexed::new(content, summary, None));
+                    index.insert(path, Indexed::new(content, summary, None));
                 }
                 Err(reason) => skipped.push(Skipped { path, reason }),
             }
@@ -190,7 +203,7 @@ impl ProjectIndex {
         for (path, text) in read {
             match text {
                 Ok(text) => {
-                    index.files.insert(path, Indexed::lazy(Arc::from(text)));
+                    index.insert(path, Indexed::lazy(Arc::from(text)));
                 }
                 Err(reason) => skipped.push(Skipped { path, reason }),
             }
@@ -199,21 +212,34 @@ impl ProjectIndex {
         (index, skipped)
     }
 
+    /// Put `indexed` in as the file at `path`, under the path's number: a new one for a
+    /// path not indexed yet.
+    fn insert(&mut self, path: PathBuf, mut indexed: Indexed) {
+        indexed.number = match self.files.get(&path) {
+            Some(known) => known.number,
+            None => {
+                self.next_number += 1;
+                self.next_number - 1
+            }
+        };
+        self.files.insert(path, indexed);
+    }
+
     /// The files that may reach `target` through imports (see `importers`), `target`
-    /// among them; worked out from the texts the index holds, and from the imports of the
-    /// files indexed from their summary alone.
-    fn importers(&self, target: &Path) -> Arc<HashSet<PathBuf>> {
+    /// among them, by number; worked out from the texts the index holds, and from the
+    /// imports of the files indexed from their summary alone.
+    fn importers(&self, target: &Path) -> Arc<importers::FileSet> {
         self.importers.get_or_compute(target, || {
             let mentions = self.mentions.get_or_init(|| {
-                let texts =
-                    self.files.iter().filter_map(|(path, f)| Some((path.as_path(), f.text.as_deref()?))).collect();
+                let texts = self.files.values().filter_map(|f| Some((f.number, f.text.as_deref()?))).collect();
                 let summarized = (self.files.iter())
                     .filter(|(_, f)| f.text.is_none())
-                    .map(|(path, f)| (path.as_path(), &**f.summary(path)))
+                    .map(|(path, f)| (f.number, &**f.summary(path)))
                     .collect();
-                importers::Mentions::read(self.files.keys().map(PathBuf::as_path), texts, summarized)
+                let numbered = self.files.iter().map(|(path, f)| (f.number, path.as_path()));
+                importers::Mentions::read(numbered, texts, summarized)
             });
-            mentions.importers(target)
+            self.files.get(target).map_or_else(Default::default, |f| mentions.importers(f.number))
         })
     }
 
@@ -227,7 +253,9 @@ impl ProjectIndex {
     /// Add the files of another index (built from other files, e.g. in parts to report
     /// progress).
     pub fn merge(&mut self, other: ProjectIndex) {
-        self.files.extend(other.files);
+        for (path, indexed) in other.files {
+            self.insert(path, indexed);
+        }
         self.by_content.extend(other.by_content);
         self.forget_imports();
     }
@@ -314,7 +342,7 @@ impl ProjectIndex {
                 if let Some(returns) = returns {
                     let _ = indexed.returns.set(returns);
                 }
-                self.files.insert(path, indexed);
+                self.insert(path, indexed);
             }
             None => {
                 self.files.remove(&path);
@@ -588,7 +616,7 @@ mod tests {
         index.update(eval, "def evaluate(model, x):\n    return model(x)\n");
         index.update(train, "import torch\nfrom pkg import evaluate\n\nwith torch.no_grad():\n    evaluate(m, x)\n");
         let reexport = summarize_text(init, "from .evaluation import evaluate\n").expect("summarised");
-        index.files.insert(init.to_path_buf(), Indexed::new(content_hash("re-export"), Arc::new(reexport), None));
+        index.insert(init.to_path_buf(), Indexed::new(content_hash("re-export"), Arc::new(reexport), None));
         index.forget_imports();
         let callers = index.session(None).callers(eval, "evaluate");
         assert_eq!((callers.disabled, callers.enabled.is_some()), (1, false), "{callers:?}");

@@ -2,8 +2,8 @@
 //! Everything is computed on demand from the summaries; one `Resolver` memoises the
 //! answers of one question.
 
+use super::ProjectIndex;
 use super::summary::{Definition, FileSummary, FunctionSummary, Site};
-use super::{Indexed, ProjectIndex};
 use crate::diagnostic::Related;
 use crate::engine::facts::cross_file::{Callers, ParsedFile};
 use crate::engine::facts::grad_mode::GradSwitch;
@@ -50,23 +50,23 @@ impl<'i> Resolver<'i> {
     }
 
     pub(super) fn callers(&self, path: &Path, qualname: &str) -> Callers {
-        // Most functions have no caller in another file, and the texts can tell: that
-        // spares summarising the linted file itself.
         let Some((path, _)) = self.index.files.get_key_value(path) else { return Callers::default() };
-        if !self.files_that_may_use(path, short_name(qualname)).any(|(file, _)| file != path) {
-            return Callers::default();
-        }
-        let Some((path, summary)) = self.file(path) else { return Callers::default() };
-        let Some(function) = summary.functions.iter().position(|f| &*f.name == qualname) else {
-            return Callers::default();
+        let path = path.as_path();
+        let name = short_name(qualname);
+        // The function's place among the file's, looked up (which summarises the linted
+        // file) only once a site elsewhere may call it: most functions have no caller in
+        // another file, and a script that shares their names with its siblings (`main`,
+        // `log_validation`) is imported by none of them.
+        let place = OnceCell::new();
+        let function = || {
+            *place.get_or_init(|| {
+                let (_, summary) = self.file(path)?;
+                summary.functions.iter().position(|f| &*f.name == qualname).map(|i| i as u32)
+            })
         };
         let mut callers = Callers::default();
-        for site in self.sites_of(path, function as u32) {
-            let (file, site) = site;
-            if file == path {
-                continue; // the file's own facts judge its own calls
-            }
-            let name = short_name(qualname);
+        // The file's own facts judge its own calls.
+        for (file, site) in self.sites_calling(path, name, qualname.contains('.'), &function, false) {
             let shown = if site.is_call { format!("`{name}()`") } else { format!("`{name}`") };
             if !site.is_call {
                 callers.enabled.get_or_insert_with(|| Related {
@@ -131,13 +131,26 @@ impl<'i> Resolver<'i> {
     /// Every site in the project that calls (or passes around) `function` of `path`.
     fn sites_of(&self, path: &'i Path, function: u32) -> Vec<(&'i Path, &'i Site)> {
         let Some(target) = self.function(path, function) else { return Vec::new() };
-        let name = short_name(&target.name);
+        self.sites_calling(path, short_name(&target.name), target.is_method, &|| Some(function), true)
+    }
+
+    /// The sites that call (or pass around) the function named `name` of `path` whose
+    /// place among the file's functions `function` tells (`None`: no such function),
+    /// the file's own sites among them when `own`.
+    fn sites_calling(
+        &self,
+        path: &'i Path,
+        name: &str,
+        is_method: bool,
+        function: &dyn Fn() -> Option<u32>,
+        own: bool,
+    ) -> Vec<(&'i Path, &'i Site)> {
         let mut found = Vec::new();
-        for (file, indexed) in self.files_that_may_use(path, name) {
-            let summary = indexed.summary(file);
+        for file in self.files_that_may_use(path, name, own) {
+            let Some((file, summary)) = self.file(file) else { continue };
             let Some(sites) = summary.sites.get(name) else { continue };
             for site in sites {
-                if self.site_calls(file, summary, site, name, path, function, target.is_method) {
+                if self.site_calls(file, summary, site, name, path, function, is_method) {
                     found.push((file, site));
                 }
             }
@@ -145,22 +158,27 @@ impl<'i> Resolver<'i> {
         found
     }
 
-    /// The files that may call or pass around a function of `path` named `name`: their
-    /// summary has sites of the name, or, not summarised yet, their text has it. A file
-    /// whose summary is at hand costs nothing more to ask; any other (one not parsed yet,
-    /// or a notebook known from its summary alone, which calls `forward` and `__init__`
-    /// of its own) only when it may import `path` (see `importers`, worked out once per
-    /// file asked about: in a large package most files reach a core module).
+    /// The files that may call or pass around a function of `path` named `name` (`path`
+    /// itself among them when `own`): their summary has sites of the name, or, not
+    /// summarised yet, their text has it. A file whose summary is at hand (and the linted
+    /// file, whose tree is) costs nothing more to ask; any other (one not parsed yet, or
+    /// a notebook known from its summary alone, which calls `forward` and `__init__` of
+    /// its own) only when it may import `path` (see `importers`).
     fn files_that_may_use<'a>(
         &'a self,
         path: &'a Path,
         name: &'a str,
-    ) -> impl Iterator<Item = (&'i Path, &'i Indexed)> + 'a {
-        let importers = OnceCell::new();
-        self.index.files.iter().map(|(file, indexed)| (file.as_path(), indexed)).filter(move |(file, indexed)| {
-            let at_hand = indexed.text.is_some() && indexed.summary.get().is_some();
-            indexed.may_mention(name)
-                && (at_hand || importers.get_or_init(|| self.index.importers(path)).contains(*file))
+        own: bool,
+    ) -> impl Iterator<Item = &'i Path> + 'a {
+        let importers = self.index.importers(path);
+        let linted = self.linted.as_ref().map(|(linted, _)| linted.as_path());
+        self.index.files.iter().filter_map(move |(file, indexed)| {
+            if !own && file == path {
+                return None;
+            }
+            let at_hand = indexed.text.is_some() && (indexed.summary.get().is_some() || linted == Some(file));
+            let may_use = (at_hand || importers.contains(indexed.number)) && indexed.may_mention(name);
+            may_use.then_some(file.as_path())
         })
     }
 
@@ -173,21 +191,22 @@ impl<'i> Resolver<'i> {
         site: &Site,
         name: &str,
         path: &'i Path,
-        function: u32,
+        function: &dyn Fn() -> Option<u32>,
         is_method: bool,
     ) -> bool {
         let scope = site.caller.and_then(|c| summary.functions.get(c as usize)).map(|f| &*f.name);
-        let wanted = Target::Function(path, function);
+        let wanted =
+            |target: Target<'i>| matches!(target, Target::Function(p, f) if p == path && function() == Some(f));
         // A receiver whose type is unknown (`trainer`, `self.evaluator`, `make()`): a
         // method of that name may be the one called, where the calling file imports
         // from the method's module (or is it).
-        let maybe_method = || is_method && (file == path || self.imports_from(file, path));
+        let maybe_method = || is_method && (file == path || self.imports_from(file, path)) && function().is_some();
         match site.receiver.as_deref() {
-            None => self.resolve_dotted(file, scope, name, 0) == Some(wanted),
+            None => self.resolve_dotted(file, scope, name, 0).is_some_and(wanted),
             Some("") => maybe_method(),
             Some(receiver) => match self.resolve_dotted(file, scope, receiver, 0) {
                 Some(target @ (Target::Module(_) | Target::Class(..))) => match self.member(&target, name, 0) {
-                    Some(found) => found == wanted,
+                    Some(found) => wanted(found),
                     // `self.evaluate()` of a method the class inherits.
                     None => matches!(target, Target::Class(..)) && maybe_method(),
                 },
