@@ -5,14 +5,14 @@
 use super::{CheckArgs, ColorChoice, EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS};
 use crate::config::{self, ConfigResolver, Overrides};
 use crate::discover;
-use crate::engine::{Engine, Project, RuleSettings};
+use crate::engine::{Project, RuleSettings};
 use crate::fix::Applicability;
 use crate::fix::diff::unified_diff;
 use crate::fix::write::write_atomically;
 use crate::lint::{self, Contents, SourceKind};
 use crate::project::{self, ProjectIndex};
 use crate::render::{self, FixSummary, LintedFile};
-use crate::rules::{self, RULES};
+use crate::rules;
 use crate::source::LineIndex;
 use rayon::prelude::*;
 use std::io::{IsTerminal, Read, Write};
@@ -107,17 +107,6 @@ pub fn run(args: CheckArgs) -> u8 {
             for (_, settings) in &mut jobs {
                 settings.project = Some(project.clone());
             }
-        }
-        if jobs.len() > 1 {
-            // Most files need most of the enabled rules: compile their query once, while
-            // the first files are read and parsed.
-            let engine = Engine::get();
-            let mut enabled = vec![false; RULES.len()];
-            for (_, settings) in &jobs {
-                enabled.iter_mut().zip(&settings.enabled).for_each(|(any, &this)| *any |= this);
-            }
-            engine.plan(enabled);
-            std::thread::spawn(move || engine.prepare());
         }
         jobs.par_iter().map(|(file, settings)| process(Input::File(file), settings, mode)).collect()
     };

@@ -5,6 +5,7 @@
 
 pub mod checker;
 pub mod facts;
+pub mod pattern;
 pub mod predicates;
 pub mod syntax;
 pub mod tree;
@@ -14,90 +15,22 @@ use crate::rules::{Check, RULES, Rule};
 use crate::suppress::{CodeStatus, Suppressions};
 use checker::{Checker, Match};
 use facts::Facts;
-use predicates::HostPredicate;
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock};
-use streaming_iterator::StreamingIterator;
-use tree_sitter::{Language, Parser, Query, QueryCursor, Tree};
+use std::sync::OnceLock;
+use tree_sitter::{Language, Parser, Tree};
 
 pub fn language() -> Language {
     tree_sitter_python::LANGUAGE.into()
 }
 
-/// The rules and their queries. Queries are compiled on first need, because compiling
-/// one (tree-sitter analyses every pattern against the grammar) costs far more than
-/// linting a small file: a file that no rule could match needs none, and the first file
-/// gets a query of the rules active on it alone. All of a file's rules run in one pass
-/// over its tree, through one query combining their patterns.
+/// The rules and their patterns. All of a file's rules run in one walk over its tree
+/// (`pattern::Matches`), each node tried against the patterns rooted at its kind.
 pub struct Engine {
     rules: Vec<&'static Rule>,
-    compiled: Mutex<Compiled>,
-}
-
-#[derive(Default)]
-struct Compiled {
-    /// The rules the first query should hold, when known in advance (`Engine::plan`).
-    plan: Option<Vec<bool>>,
-    /// The combined queries compiled so far, each for a set of rules. After the first,
-    /// a miss compiles every rule's patterns, so a process compiles at most two.
-    queries: Vec<Arc<CombinedQuery>>,
-}
-
-/// Some rules' queries compiled into one.
-struct CombinedQuery {
-    /// Indexed like the engine's rules: whether this query holds the rule's patterns.
-    covers: Vec<bool>,
-    query: Query,
-    /// For each pattern of `query`: the index into the engine's rules of its rule.
-    pattern_rule: Vec<usize>,
-    /// For each pattern of `query`: its host predicates.
-    pattern_predicates: Vec<Vec<HostPredicate>>,
-    capture_names: Vec<String>,
-}
-
-impl CombinedQuery {
-    /// Compile the patterns of `rules[i]` for each `i` where `covers[i]`; the error names
-    /// the rule whose query is broken.
-    fn compile(rules: &[&'static Rule], covers: Vec<bool>) -> Result<CombinedQuery, String> {
-        let language = language();
-        let mut combined = String::new();
-        // Where each covered rule's text starts in `combined`, in order.
-        let mut starts: Vec<(usize, usize)> = Vec::new();
-        for (index, rule) in rules.iter().enumerate().filter(|(i, _)| covers[*i]) {
-            starts.push((combined.len(), index));
-            combined.push_str(rule.query);
-            combined.push('\n');
-        }
-        let query = Query::new(&language, &combined).map_err(|e| {
-            // Say which rule is broken: compile them one by one (only on this error path).
-            starts
-                .iter()
-                .map(|&(_, index)| rules[index])
-                .find_map(|rule| Query::new(&language, rule.query).err().map(|e| format!("{}: query: {e}", rule.code)))
-                .unwrap_or_else(|| format!("combined query: {e}"))
-        })?;
-        let pattern_rule: Vec<usize> = (0..query.pattern_count())
-            .map(|p| {
-                let at = query.start_byte_for_pattern(p);
-                starts[starts.partition_point(|(start, _)| *start <= at) - 1].1
-            })
-            .collect();
-        let pattern_predicates = (0..query.pattern_count())
-            .map(|p| {
-                HostPredicate::compile_all(&query, p)
-                    .map_err(|e| format!("{}: query: {e}", rules[pattern_rule[p]].code))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let capture_names = query.capture_names().iter().map(|n| n.to_string()).collect();
-        Ok(CombinedQuery { covers, query, pattern_rule, pattern_predicates, capture_names })
-    }
-
-    fn covers_all(&self, active: &[bool]) -> bool {
-        active.iter().zip(&self.covers).all(|(&needed, &covered)| covered || !needed)
-    }
+    patterns: pattern::PatternSet,
 }
 
 /// Which rules run, and at what severity, for one file, and the project it belongs to.
@@ -186,62 +119,21 @@ pub fn reparse(source: &str, old: Option<&Tree>) -> Option<Tree> {
 }
 
 impl Engine {
-    /// The process-wide engine (its queries compile when first needed).
+    /// The process-wide engine (its patterns are read when first needed: a
+    /// millisecond, not the time tree-sitter takes to analyse a query).
     pub fn get() -> &'static Engine {
         static ENGINE: OnceLock<Engine> = OnceLock::new();
-        ENGINE.get_or_init(|| Engine { rules: RULES.to_vec(), compiled: Mutex::default() })
+        ENGINE.get_or_init(|| {
+            Engine::compile(RULES).unwrap_or_else(|e| panic!("the rules' queries compile (their tests check it): {e}"))
+        })
     }
 
-    /// An engine for the given rules, their queries compiled now; the error names the
-    /// rule whose query is broken.
+    /// An engine for the given rules; the error names the rule whose query is broken.
     pub fn compile(rules: &[&'static Rule]) -> Result<Engine, String> {
-        let all = CombinedQuery::compile(rules, vec![true; rules.len()])?;
-        let compiled = Compiled { plan: None, queries: vec![Arc::new(all)] };
-        Ok(Engine { rules: rules.to_vec(), compiled: Mutex::new(compiled) })
-    }
-
-    /// Say which rules (indexed like the engine's) the files about to be linted enable,
-    /// so that the first query compiled holds them all: linting many files, one query
-    /// then serves every file.
-    pub fn plan(&self, enabled: Vec<bool>) {
-        let mut compiled = self.lock();
-        if compiled.queries.is_empty() {
-            compiled.plan = Some(enabled);
-        }
-    }
-
-    /// Compile the planned query (every rule's patterns without a plan) now: the
-    /// language server and `check` on many files do it in the background, while the
-    /// client starts or the files are read.
-    pub fn prepare(&self) {
-        let plan = self.lock().plan.clone();
-        self.query_for(&plan.unwrap_or_else(|| vec![true; self.rules.len()]));
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Compiled> {
-        self.compiled.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// A compiled query holding the patterns of every `active` rule.
-    fn query_for(&self, active: &[bool]) -> Arc<CombinedQuery> {
-        // Held while compiling, so that threads needing a query wait for this one
-        // instead of compiling it again.
-        let mut compiled = self.lock();
-        if let Some(found) = compiled.queries.iter().find(|c| c.covers_all(active)) {
-            return found.clone();
-        }
-        // The first query holds the planned rules, or just what the first file needs;
-        // another miss means files differ, and one query of every rule then serves all.
-        let covers = match (&compiled.plan, compiled.queries.is_empty()) {
-            (Some(plan), true) => plan.iter().zip(active).map(|(&planned, &needed)| planned || needed).collect(),
-            (None, true) => active.to_vec(),
-            (_, false) => vec![true; self.rules.len()],
-        };
-        let query = CombinedQuery::compile(&self.rules, covers)
-            .unwrap_or_else(|e| panic!("the rules' queries compile (their tests check it): {e}"));
-        let query = Arc::new(query);
-        compiled.queries.push(query.clone());
-        query
+        let queries: Vec<(usize, &str)> = rules.iter().enumerate().map(|(i, rule)| (i, rule.query)).collect();
+        let patterns =
+            pattern::PatternSet::compile(&queries).map_err(|(rule, e)| format!("{}: query: {e}", rules[rule].code))?;
+        Ok(Engine { rules: rules.to_vec(), patterns })
     }
 
     /// Whether the rule `code` names ran on this file (`enabled` is per engine rule).
@@ -334,7 +226,6 @@ impl Engine {
                 None => return FileReport::default(),
             },
         };
-        let compiled = self.query_for(&active);
         let root = tree.root_node();
         let _parents = tree::index_parents(root);
         let mut syntax_errors = syntax::errors(root, source);
@@ -344,36 +235,22 @@ impl Engine {
             .with_file_wide(file_wide);
         let mut diagnostics = Vec::new();
         let mut reported = HashSet::new();
-        let mut cursor = QueryCursor::new();
-        cursor.set_max_start_depth(Some(syntax::MAX_DEPTH));
-        // No range: the cursor's own default, every node.
-        let whole = 0..usize::MAX;
-        for range in ranges.unwrap_or(std::slice::from_ref(&whole)) {
-            cursor.set_byte_range(range.clone());
-            let mut matches = cursor.matches(&compiled.query, root, source.as_bytes());
-            while let Some(found) = matches.next() {
-                let rule_index = compiled.pattern_rule[found.pattern_index];
-                if !active[rule_index] {
-                    continue;
-                }
-                let predicates = &compiled.pattern_predicates[found.pattern_index];
-                let holds = predicates
-                    .iter()
-                    .all(|p| found.nodes_for_capture_index(p.capture()).all(|node| p.holds(node, source)));
-                if !holds {
-                    continue;
-                }
-                let captured = Match {
-                    names: &compiled.capture_names,
-                    captures: found.captures().iter().map(|c| (c.index, c.node)).collect(),
-                };
-                let rule = self.rules[rule_index];
-                let Check::Query(check) = rule.check else { continue };
-                let mut checker =
-                    Checker { facts: &facts, rule, diagnostics: &mut diagnostics, reported: &mut reported };
-                check(&mut checker, &captured);
+        let matches = pattern::Matches { patterns: &self.patterns, ranges, max_start_depth: syntax::MAX_DEPTH };
+        matches.for_each(root, source, &active, &mut |index, captures| {
+            let pattern = self.patterns.pattern(index);
+            let holds = pattern
+                .host
+                .iter()
+                .all(|p| captures.iter().filter(|(c, _)| *c == p.capture()).all(|&(_, node)| p.holds(node, source)));
+            if !holds {
+                return;
             }
-        }
+            let captured = Match { names: self.patterns.capture_names(), captures: captures.clone() };
+            let rule = self.rules[pattern.rule];
+            let Check::Query(check) = rule.check else { return };
+            let mut checker = Checker { facts: &facts, rule, diagnostics: &mut diagnostics, reported: &mut reported };
+            check(&mut checker, &captured);
+        });
         diagnostics.sort_by_key(|d| (d.range.start, d.code, d.range.end));
         diagnostics.dedup_by(|a, b| a.code == b.code && a.range == b.range);
         self.suppression_stage(source, root, &active, &settings.enabled, &mut diagnostics);

@@ -5,13 +5,12 @@
 use crate::engine::tree;
 use tree_sitter::Node;
 
-/// How deeply code may nest for the rules' query to look inside it, in levels of the
+/// How deeply code may nest for the rules' patterns to look inside it, in levels of the
 /// syntax tree (each bracket, call, lambda, operator or block adds one or two). Below
-/// this depth no match starts: tree-sitter's matcher keeps an unfinished match open for
-/// every enclosing level, so in deeper code its time grows with the square of the depth
-/// (and past about 20,000 levels it drops matches). Python refuses far less: 200 nested
-/// brackets, 100 indented blocks, and expressions nested about 3,000 deep (CPython 3.11
-/// stops compiling there).
+/// this depth no match starts: the questions asked of each match climb to its enclosing
+/// function, so in deeper code the time would grow with the square of the depth. Python
+/// refuses far less: 200 nested brackets, 100 indented blocks, and expressions nested
+/// about 3,000 deep (CPython 3.11 stops compiling there).
 pub const MAX_DEPTH: u32 = 5_000;
 
 /// Files with many errors are usually not Python at all; a few locations suffice.

@@ -18,6 +18,67 @@ pub fn is_loop(kind: &str) -> bool {
     matches!(kind, "for_statement" | "while_statement")
 }
 
+/// A set of node kinds tested by the tree's kind id: the rules' patterns and host
+/// predicates ask it of tens of thousands of nodes per file, where comparing kind names
+/// costs a string comparison per kind.
+#[derive(Debug, Clone)]
+pub struct KindSet {
+    ids: Vec<u64>,
+}
+
+impl KindSet {
+    /// Every kind id the grammar spells one of `kinds`, named or not.
+    pub fn of<S: AsRef<str>>(kinds: &[S]) -> Result<KindSet, String> {
+        Self::spelled(kinds, None)
+    }
+
+    /// The named kinds (`named`, as `(identifier)` in a query) or the anonymous ones (as
+    /// `"+="`) spelled one of `kinds`.
+    pub fn named<S: AsRef<str>>(kinds: &[S], named: bool) -> Result<KindSet, String> {
+        Self::spelled(kinds, Some(named))
+    }
+
+    /// A name the grammar does not know is an error, so that a typo in a query fails
+    /// its test.
+    fn spelled<S: AsRef<str>>(kinds: &[S], named: Option<bool>) -> Result<KindSet, String> {
+        let language = crate::engine::language();
+        let count = language.node_kind_count();
+        let mut set = KindSet { ids: vec![0; count.div_ceil(64)] };
+        for kind in kinds {
+            let kind = kind.as_ref();
+            let ids: Vec<u16> = (0..count as u16)
+                .filter(|&id| language.node_kind_for_id(id) == Some(kind))
+                .filter(|&id| named.is_none_or(|named| language.node_kind_is_named(id) == named))
+                .collect();
+            if ids.is_empty() {
+                let what = match named {
+                    Some(false) => "no anonymous node",
+                    _ => "no node kind",
+                };
+                return Err(format!("{what} `{kind}` in the Python grammar"));
+            }
+            for id in ids {
+                set.ids[id as usize / 64] |= 1 << (id % 64);
+            }
+        }
+        Ok(set)
+    }
+
+    pub fn contains(&self, node: Node) -> bool {
+        self.contains_id(node.kind_id())
+    }
+
+    pub fn contains_id(&self, id: u16) -> bool {
+        let id = id as usize;
+        self.ids.get(id / 64).is_some_and(|bits| bits & (1 << (id % 64)) != 0)
+    }
+
+    /// The ids in the set, in order.
+    pub fn ids(&self) -> impl Iterator<Item = u16> + '_ {
+        (0..self.ids.len() * 64).map(|id| id as u16).filter(|&id| self.contains_id(id))
+    }
+}
+
 pub fn text<'s>(node: Node, source: &'s str) -> &'s str {
     &source[node.byte_range()]
 }
@@ -234,12 +295,14 @@ pub fn root_of<'t>(node: Node<'t>) -> Node<'t> {
 
 /// Ancestors up to and including the innermost enclosing function (or to the root).
 pub fn ancestors_in_function(node: Node) -> impl Iterator<Item = Node> {
+    static FUNCTIONS: std::sync::OnceLock<KindSet> = std::sync::OnceLock::new();
+    let functions = FUNCTIONS.get_or_init(|| KindSet::of(&["function_definition", "lambda"]).expect("Python kinds"));
     let mut done = false;
     ancestors(node).take_while(move |n| {
         if done {
             return false;
         }
-        done = is_function(n.kind());
+        done = functions.contains(*n);
         true
     })
 }

@@ -49,9 +49,6 @@ pub fn run() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    // Compile every rule's query while the client starts up, so that neither the first
-    // diagnostics nor the first edit that brings another rule into play waits for it.
-    std::thread::spawn(|| crate::engine::Engine::get().prepare());
     let lifecycle = Arc::new(transport::Lifecycle::default());
     let output = transport::SharedOutput(Arc::new(Mutex::new(std::io::stdout())));
     runtime.block_on(async {

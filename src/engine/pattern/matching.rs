@@ -1,0 +1,223 @@
+//! Finding the matches of a `PatternSet` in a tree: one walk in document order; at each
+//! node, the patterns rooted at its kind, each matched by trying its children's patterns
+//! against the node's children (every way they fit, as tree-sitter does, each distinct
+//! set of captures reported once).
+
+use super::{Operand, PatternSet, Step, Test, TextPredicate};
+use std::cell::RefCell;
+use std::num::NonZeroU16 as FieldId;
+use std::ops::Range;
+use std::rc::Rc;
+use tree_sitter::Node;
+
+pub type Captures<'t> = Vec<(u32, Node<'t>)>;
+
+/// Where and how deep matches may start.
+pub struct Matches<'a> {
+    pub patterns: &'a PatternSet,
+    /// Only matches whose root intersects one of these ranges (the whole file without).
+    pub ranges: Option<&'a [Range<usize>]>,
+    /// No match starts deeper than this many levels below the root.
+    pub max_start_depth: u32,
+}
+
+impl Matches<'_> {
+    /// Call `found(pattern, captures)` for each match of a pattern whose rule is
+    /// `active`, in document order of the matches' roots, whose text predicates hold.
+    pub fn for_each<'t>(
+        &self,
+        root: Node<'t>,
+        source: &str,
+        active: &[bool],
+        found: &mut dyn FnMut(usize, &Captures<'t>),
+    ) {
+        let mut cursor = root.walk();
+        let mut depth = 0u32;
+        let mut captures = Vec::new();
+        let mut seen: Vec<Captures<'t>> = Vec::new();
+        let known = KnownChildren::default();
+        'walk: loop {
+            let node = cursor.node();
+            let inside = self.ranges.is_none_or(|ranges| ranges.iter().any(|range| intersects(node, range)));
+            if inside {
+                let candidates = self.patterns.by_root.get(node.kind_id() as usize).map_or(&[][..], |p| &p[..]);
+                known.forget();
+                for &index in candidates {
+                    let pattern = &self.patterns.patterns[index as usize];
+                    if !active.get(pattern.rule).copied().unwrap_or(false) {
+                        continue;
+                    }
+                    seen.clear();
+                    match_node(&pattern.root, node, &known, &mut captures, &mut |captures| {
+                        if !seen.contains(&*captures) && pattern.text.iter().all(|p| p.holds(captures, source)) {
+                            seen.push(captures.clone());
+                        }
+                    });
+                    for captures in &seen {
+                        found(index as usize, captures);
+                    }
+                }
+            }
+            if inside && depth < self.max_start_depth && cursor.goto_first_child() {
+                depth += 1;
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    continue 'walk;
+                }
+                if depth == 0 || !cursor.goto_parent() {
+                    break 'walk;
+                }
+                depth -= 1;
+            }
+        }
+    }
+}
+
+/// As tree-sitter's byte range: a node overlapping it, or an empty node at its start.
+fn intersects(node: Node, range: &Range<usize>) -> bool {
+    let (start, end) = (node.start_byte(), node.end_byte());
+    (end > range.start || (start == end && end == range.start)) && start < range.end
+}
+
+/// Match `step` at `node` (its field, if any, already checked) and, for each way it
+/// matches, call `then` with the captures so far.
+fn match_node<'t>(
+    step: &Step,
+    node: Node<'t>,
+    known: &KnownChildren<'t>,
+    captures: &mut Captures<'t>,
+    then: &mut dyn FnMut(&mut Captures<'t>),
+) {
+    match &step.test {
+        Test::Alternatives(alternatives) => {
+            for alternative in alternatives {
+                match_node(alternative, node, known, captures, &mut |captures| {
+                    finish(step, node, known, captures, then)
+                });
+            }
+        }
+        Test::Kinds(kinds) if !kinds.contains(node) => {}
+        Test::Named if !node.is_named() || node.is_error() => {}
+        Test::Any if node.is_error() => {}
+        _ => finish(step, node, known, captures, then),
+    }
+}
+
+/// `step`'s node matched: take its captures and match its children's patterns.
+fn finish<'t>(
+    step: &Step,
+    node: Node<'t>,
+    known: &KnownChildren<'t>,
+    captures: &mut Captures<'t>,
+    then: &mut dyn FnMut(&mut Captures<'t>),
+) {
+    let before = captures.len();
+    captures.extend(step.captures.iter().map(|&capture| (capture, node)));
+    if step.children.is_empty() {
+        then(captures);
+    } else {
+        let children = known.of(node);
+        match_children(&step.children, &children, 0, None, known, captures, then);
+    }
+    captures.truncate(before);
+}
+
+#[derive(Clone, Copy)]
+struct Child<'t> {
+    node: Node<'t>,
+    field: Option<FieldId>,
+}
+
+/// The children of the nodes the patterns at one root looked into: a dozen patterns
+/// start at every call, and each would otherwise list the call's children again.
+#[derive(Default)]
+pub(super) struct KnownChildren<'t> {
+    lists: RefCell<Vec<(usize, Rc<[Child<'t>]>)>>,
+}
+
+impl<'t> KnownChildren<'t> {
+    fn of(&self, node: Node<'t>) -> Rc<[Child<'t>]> {
+        if let Some((_, known)) = self.lists.borrow().iter().find(|(id, _)| *id == node.id()) {
+            return known.clone();
+        }
+        let mut found = Vec::with_capacity(node.child_count() as usize);
+        let mut cursor = node.walk();
+        if cursor.goto_first_child() {
+            loop {
+                found.push(Child { node: cursor.node(), field: cursor.field_id() });
+                if !cursor.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
+        let found: Rc<[Child<'t>]> = found.into();
+        self.lists.borrow_mut().push((node.id(), found.clone()));
+        found
+    }
+
+    fn forget(&self) {
+        self.lists.borrow_mut().clear();
+    }
+}
+
+/// Match `steps` against `children[from..]`, in order; `previous` is the child the step
+/// before matched (an anchored step must match the next named child after it).
+fn match_children<'t>(
+    steps: &[Step],
+    children: &[Child<'t>],
+    from: usize,
+    previous: Option<usize>,
+    known: &KnownChildren<'t>,
+    captures: &mut Captures<'t>,
+    then: &mut dyn FnMut(&mut Captures<'t>),
+) {
+    let Some((step, rest)) = steps.split_first() else {
+        then(captures);
+        return;
+    };
+    let candidates = if step.immediate {
+        let after = previous.map_or(0, |p| p + 1);
+        match (after..children.len()).find(|&at| children[at].node.is_named()) {
+            Some(at) => at..at + 1,
+            None => return,
+        }
+    } else {
+        from..children.len()
+    };
+    for at in candidates {
+        let child = &children[at];
+        if step.field.is_some() && child.field != step.field {
+            continue;
+        }
+        if step.last && children[at + 1..].iter().any(|c| c.node.is_named()) {
+            continue;
+        }
+        match_node(step, child.node, known, captures, &mut |captures| {
+            match_children(rest, children, at + 1, Some(at), known, captures, then)
+        });
+    }
+}
+
+impl TextPredicate {
+    fn holds(&self, captures: &Captures, source: &str) -> bool {
+        let text_of = |capture: u32| captures.iter().find(|(c, _)| *c == capture).map(|(_, n)| &source[n.byte_range()]);
+        match self {
+            TextPredicate::Eq { capture, to, positive } => {
+                let Some(text) = text_of(*capture) else { return true };
+                let other = match to {
+                    Operand::Text(value) => Some(value.as_str()),
+                    Operand::Capture(other) => text_of(*other),
+                };
+                other.is_none_or(|other| (text == other) == *positive)
+            }
+            TextPredicate::Match { capture, regex, positive } => {
+                text_of(*capture).is_none_or(|text| regex.is_match(text) == *positive)
+            }
+            TextPredicate::AnyOf { capture, values, positive } => {
+                text_of(*capture).is_none_or(|text| values.iter().any(|v| v == text) == *positive)
+            }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! The engine runs the rules' queries with its own matcher (`engine::pattern`). Here it
+//! must find exactly what tree-sitter's query cursor finds for every rule's query, over
+//! every Python file in the repository and cases written to probe the query language's
+//! corners (anchors next to comments, nested and repeated children, broken code); and it
+//! must refuse what it does not understand rather than match something else.
+
+mod common;
+
+use common::repo;
+
+use oomlint::engine::pattern::{Matches, PatternSet};
+use oomlint::engine::{language, parse};
+use oomlint::rules::RULES;
+use std::collections::BTreeSet;
+use streaming_iterator::StreamingIterator;
+use tree_sitter::{Query, QueryCursor, Tree};
+
+/// One match: its pattern and its captures as (name, start, end), sorted.
+type Found = (usize, Vec<(String, usize, usize)>);
+
+fn by_tree_sitter(query: &Query, tree: &Tree, source: &str) -> BTreeSet<Found> {
+    let mut cursor = QueryCursor::new();
+    let mut matches = cursor.matches(query, tree.root_node(), source.as_bytes());
+    let mut found = BTreeSet::new();
+    while let Some(m) = matches.next() {
+        let mut captures: Vec<_> = m
+            .captures()
+            .iter()
+            .map(|c| (query.capture_names()[c.index as usize].to_string(), c.node.start_byte(), c.node.end_byte()))
+            .collect();
+        captures.sort();
+        found.insert((m.pattern_index, captures));
+    }
+    found
+}
+
+fn by_oomlint(patterns: &PatternSet, tree: &Tree, source: &str) -> BTreeSet<Found> {
+    let matches = Matches { patterns, ranges: None, max_start_depth: u32::MAX };
+    let mut found = BTreeSet::new();
+    matches.for_each(tree.root_node(), source, &[true], &mut |pattern, captures| {
+        let mut captures: Vec<_> = captures
+            .iter()
+            .map(|(c, node)| (patterns.capture_names()[*c as usize].clone(), node.start_byte(), node.end_byte()))
+            .collect();
+        captures.sort();
+        found.insert((pattern, captures));
+    });
+    found
+}
+
+/// Cases our own files may not hold: where the query language's corners show.
+const CORNERS: &[&str] = &[
+    "f(\n    # the input\n    x,\n)\nmodel(  # comment\n    batch)\n",
+    "losses.append(loss)\nlosses.append(loss, extra)\nlosses.append()\nlosses.append(# c\n loss)\n",
+    "total = total + loss\ntotal = other + loss\ntotal += [loss]\nself.total += loss.item()\nx[i] = loss\n",
+    "for step in range(10):\n    out = model(x)\n    h = rnn(x, h)\n    torch.cuda.empty_cache()\n    empty_cache()\n",
+    "os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'expandable_segments:True'\nos.environ.setdefault('A', 'b')\nos.putenv('A', 'b', 'c')\n",
+    "loss.backward(retain_graph=True)\nloss.backward(x, retain_graph=True, create_graph=True)\nf(retain_graph=False)\n",
+    "checkpoint(lambda x: f(x), y)\ncheckpoint_sequential(fns, 2, x)\ntorch.utils.checkpoint.checkpoint(fn, x, use_reentrant=False)\n",
+    "try:\n    f()\nexcept torch.OutOfMemoryError:\n    f()\nexcept (RuntimeError, ValueError) as e:\n    pass\n",
+    "@torch.cuda.amp.custom_fwd\ndef f(x):\n    with autocast():\n        return x\nscaler = GradScaler()\namp_ctx = autocast\n",
+    "torch.load(path)\nload(path, map_location='cpu')\ntorch.load(f, weights_only=True)\n",
+    "def broken(:\n    model(x\nlosses.append(loss\nf(a, b))\n",
+    "x = f(g(h(i(j(k(1))))))\nmodel(model(model(x)))\na.b.c.d.e.f(x)(y)(z)\n",
+    "print(*(a for a in b))\nreturn_value = lambda: model(x)\n[model(x) for x in xs]\n",
+];
+
+#[test]
+fn every_rule_matches_what_tree_sitter_matches() {
+    let mut sources: Vec<(String, String)> =
+        CORNERS.iter().enumerate().map(|(i, s)| (format!("corner {i}"), s.to_string())).collect();
+    let mut folders = vec![repo().join("fixtures"), repo().join("tests")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap_or_else(|e| panic!("{}: {e}", folder.display())) {
+            let path = entry.expect("directory entry").path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "py") {
+                let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                sources.push((path.display().to_string(), text));
+            }
+        }
+    }
+    assert!(sources.len() > 100, "too few files to compare: {}", sources.len());
+    let trees: Vec<Tree> = sources.iter().map(|(_, source)| parse(source).expect("parse")).collect();
+    let mut compared = 0;
+    for rule in RULES.iter().filter(|rule| !rule.query.trim().lines().all(|l| l.trim_start().starts_with(';'))) {
+        let query = Query::new(&language(), rule.query).expect("tree-sitter compiles the query");
+        let patterns = PatternSet::compile(&[(0, rule.query)]).unwrap_or_else(|(_, e)| panic!("{e}"));
+        for ((name, source), tree) in sources.iter().zip(&trees) {
+            let expected = by_tree_sitter(&query, tree, source);
+            let found = by_oomlint(&patterns, tree, source);
+            assert_eq!(found, expected, "{}: {name}", rule.code);
+            compared += expected.len();
+        }
+    }
+    assert!(compared > 1_000, "the rules matched too little to compare: {compared}");
+}
+
+#[test]
+fn what_the_matcher_does_not_understand_is_an_error() {
+    for query in [
+        "(call @x",
+        "(call (identifier)* @x)",
+        "(call !arguments)",
+        "((identifier) (identifier))",
+        "(_ (identifier) @x)",
+        "(no_such_kind) @x",
+        "(call nosuchfield: (identifier))",
+        "(call \"no such token\")",
+        "((identifier) @x (#eq? @x))",
+        "((identifier) @x (#match? @x \"(\"))",
+    ] {
+        assert!(PatternSet::compile(&[(0, query)]).is_err(), "{query} compiled");
+    }
+}
