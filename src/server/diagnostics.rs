@@ -33,6 +33,9 @@ pub struct Snapshot {
     /// When the changes since a file's stored findings allow a partial relint: the
     /// statements relinted, and those findings.
     incremental: Option<(incremental::Relinted, Vec<Diagnostic>)>,
+    /// What the findings of a file read outside their statements, when the partial relint
+    /// has already worked it out (a whole lint works it out off the lock).
+    layout: Option<incremental::FileLayout>,
     /// The whole-file answers the lint reuses and keeps: the stored findings' for a
     /// partial relint, a new store for a whole lint.
     pub file_wide: Arc<FileWideFacts>,
@@ -59,15 +62,17 @@ impl Snapshot {
         };
         let path = target.path();
         let (settings, notices) = state.rule_settings(&path);
-        let incremental = match target {
-            Target::File(uri) => incremental_plan(state, uri),
-            Target::Notebook(_) => None,
+        let (incremental, layout) = match target {
+            Target::File(uri) => {
+                incremental_plan(state, uri).map_or((None, None), |(plan, now)| (Some(plan), Some(now)))
+            }
+            Target::Notebook(_) => (None, None),
         };
         let file_wide = match (target, &incremental) {
             (Target::File(uri), Some(_)) => state.documents.get(uri).map(|d| d.file_wide.clone()).unwrap_or_default(),
             _ => Arc::default(),
         };
-        Some((Snapshot { members, source, tree, path, settings, incremental, file_wide }, notices))
+        Some((Snapshot { members, source, tree, path, settings, incremental, layout, file_wide }, notices))
     }
 
     /// Whether only part of the file is relinted.
@@ -76,34 +81,55 @@ impl Snapshot {
         self.incremental.is_some()
     }
 
-    /// Each member's findings in its own offsets, in the members' order.
-    pub fn lint(self) -> Vec<Vec<Diagnostic>> {
-        let Some(settings) = self.settings else { return vec![Vec::new(); self.members.len()] };
+    /// Each member's findings in its own offsets, in the members' order, and for a file
+    /// what they read outside their statements (`keep` stores both).
+    pub fn lint(self) -> Linted {
+        let Some(settings) = self.settings else {
+            return Linted { found: vec![Vec::new(); self.members.len()], layout: None, file_wide: self.file_wide };
+        };
         let tree = self.tree.as_ref();
-        match (&self.source, self.incremental) {
+        let (found, layout) = match (&self.source, self.incremental) {
             (SourceKind::Python(_), Some((relinted, previous))) => {
                 let file_wide = Some(&*self.file_wide);
                 let ranges = relinted.ranges();
                 let local = lint::lint_parsed(&self.source, tree, Some(&ranges), file_wide, &self.path, &settings);
-                vec![incremental::merge(previous, local.diagnostics, &relinted)]
+                (vec![incremental::merge(previous, local.diagnostics, &relinted)], self.layout)
             }
             (SourceKind::Cells(cells), _) => {
                 let found = lint::lint(&self.source, &self.path, &settings).diagnostics;
                 let mut by_cell = cells.split_findings(found);
-                (1..=self.members.len()).map(|number| by_cell.remove(&number).unwrap_or_default()).collect()
+                let found =
+                    (1..=self.members.len()).map(|number| by_cell.remove(&number).unwrap_or_default()).collect();
+                (found, None)
             }
-            _ => vec![
-                lint::lint_parsed(&self.source, tree, None, Some(&self.file_wide), &self.path, &settings).diagnostics,
-            ],
-        }
+            (source, _) => {
+                let found = lint::lint_parsed(source, tree, None, Some(&self.file_wide), &self.path, &settings);
+                let layout = tree.map(|tree| incremental::FileLayout::of(tree, source.code()));
+                (vec![found.diagnostics], layout)
+            }
+        };
+        Linted { found, layout, file_wide: self.file_wide }
     }
+}
+
+/// What linting a snapshot gave: each member's findings, and what `keep` stores with them.
+pub struct Linted {
+    pub found: Vec<Vec<Diagnostic>>,
+    /// For a file: what its findings read outside their own statements.
+    pub layout: Option<incremental::FileLayout>,
+    /// The whole-file answers the lint drew.
+    pub file_wide: Arc<FileWideFacts>,
 }
 
 /// Relint part of the file instead of all of it when every change since the stored
 /// findings stayed inside top-level definitions and touched nothing that other
 /// statements depend on (`incremental::relinted_range`); module-level code is relinted
 /// with them (`incremental::module_code`).
-fn incremental_plan(state: &State, uri: &Uri) -> Option<(incremental::Relinted, Vec<Diagnostic>)> {
+/// Also returns the layout of the current text, which the findings are then stored with.
+fn incremental_plan(
+    state: &State,
+    uri: &Uri,
+) -> Option<((incremental::Relinted, Vec<Diagnostic>), incremental::FileLayout)> {
     let (_, previous) = state.results.get(uri)?;
     let document = state.documents.get(uri)?;
     if document.edits.is_empty() || document.edits.iter().any(|e| e.risky) {
@@ -128,7 +154,7 @@ fn incremental_plan(state: &State, uri: &Uri) -> Option<(incremental::Relinted, 
     if broken && previous.iter().any(|finding| incremental::in_module_code(finding, tree, &relinted)) {
         return None;
     }
-    Some((relinted, previous.clone()))
+    Some(((relinted, previous.clone()), now))
 }
 
 /// Lint the current version of `target` (only if it is still `expected`), store each
@@ -151,8 +177,7 @@ pub async fn lint(
         client.show_message(kind, message).await;
     }
     let members = snapshot.members.clone();
-    let file_wide = snapshot.file_wide.clone();
-    let found = tokio::task::spawn_blocking(move || snapshot.lint()).await.ok()?;
+    let linted = tokio::task::spawn_blocking(move || snapshot.lint()).await.ok()?;
     let mut state = lock(state);
     let current = state.members(target).is_some_and(|now| now.iter().eq(members.iter().map(|(uri, _, _)| uri)));
     let unchanged = current
@@ -162,25 +187,31 @@ pub async fn lint(
     }
     let (encoding, docs_links) = (state.encoding(), state.docs_links.clone());
     let mut published = Vec::new();
+    let Linted { found, mut layout, file_wide } = linted;
     for ((uri, version, text), found) in members.into_iter().zip(found) {
         let index = LineIndex::new(&text);
         let converted = found.iter().map(|d| convert::diagnostic(&text, &index, d, encoding, &docs_links)).collect();
-        keep(&mut state, &uri, version, found, &file_wide);
+        keep(&mut state, &uri, version, found, &file_wide, layout.take());
         published.push((uri, version, converted));
     }
     Some(published)
 }
 
 /// Store a document's findings for `version`, with the whole-file answers their lint
-/// drew: later partial relints start from them.
-pub fn keep(state: &mut State, uri: &Uri, version: i32, found: Vec<Diagnostic>, file_wide: &Arc<FileWideFacts>) {
+/// drew and the layout of the text they are of: later partial relints start from them.
+pub fn keep(
+    state: &mut State,
+    uri: &Uri,
+    version: i32,
+    found: Vec<Diagnostic>,
+    file_wide: &Arc<FileWideFacts>,
+    layout: Option<incremental::FileLayout>,
+) {
     if let Some(document) = state.documents.get_mut(uri) {
         document.edits.retain(|e| e.version > version);
-        // The layout of the text the findings are of: the current one, unless changes
-        // arrived since.
+        // The layout is of the current text unless changes arrived since.
         let current = document.version == version && document.edits.is_empty();
-        document.linted =
-            document.reparsed_tree().filter(|_| current).map(|tree| incremental::FileLayout::of(tree, &document.text));
+        document.linted = layout.filter(|_| current);
         if current {
             document.file_wide = file_wide.clone();
         }

@@ -102,9 +102,9 @@ fn relint(state: &mut State, uri: &Uri) -> (Vec<Diagnostic>, RuleSettings, bool)
     let partial = snapshot.is_partial();
     let version = snapshot.members[0].1;
     let settings = snapshot.settings.clone().expect("linting is enabled");
-    let file_wide = snapshot.file_wide.clone();
-    let found = snapshot.lint().remove(0);
-    super::diagnostics::keep(state, uri, version, found.clone(), &file_wide);
+    let linted = snapshot.lint();
+    let found = linted.found[0].clone();
+    super::diagnostics::keep(state, uri, version, found.clone(), &linted.file_wide, linted.layout);
     (found, settings, partial)
 }
 
