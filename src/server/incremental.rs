@@ -110,8 +110,41 @@ pub fn changes_words_of_other_statements(
     if words.iter().any(|w| is_file_wide(w)) {
         return true;
     }
+    let wanted: std::collections::HashSet<&str> = words.into_iter().collect();
     [(old_text, &old_region), (new_text, &new_region)].iter().any(|&(text, region)| {
-        words.iter().any(|w| used_outside(text, w, region.clone()) && names_across_statements(text, w))
+        // Where each word occurs, from one pass over the text (not one per word: a paste
+        // brings dozens of words).
+        let mut found: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+        for (at, word) in word_positions(text) {
+            if wanted.contains(word) {
+                found.entry(word).or_default().push(at);
+            }
+        }
+        found.iter().any(|(word, places)| {
+            let outside = places.iter().any(|&at| at < region.start || region.end < at + word.len());
+            outside && names_across_statements(text, word, places)
+        })
+    })
+}
+
+/// Each identifier-like word of `text` with where it starts: the words `words_of` gives.
+fn word_positions(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut rest = text.char_indices().peekable();
+    std::iter::from_fn(move || {
+        loop {
+            let (start, c) = rest.next()?;
+            if !is_word(c) {
+                continue;
+            }
+            let mut end = start + c.len_utf8();
+            while let Some(&(at, c)) = rest.peek().filter(|(_, c)| is_word(*c)) {
+                end = at + c.len_utf8();
+                rest.next();
+            }
+            if !c.is_ascii_digit() {
+                return Some((start, &text[start..end]));
+            }
+        }
     })
 }
 
@@ -132,17 +165,16 @@ fn is_word(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-/// Whether `word` is a name other statements may refer to: a function or class defined
-/// in `text` (at any depth: methods too) or a name an import binds. Judged by the lines
-/// where it occurs as a whole word (one scan for the word, not a parse of every line),
-/// and conservatively: an occurrence on an import line, or on a line holding only names,
-/// commas and brackets (an import list continued over lines), counts.
-fn names_across_statements(text: &str, word: &str) -> bool {
+/// Whether `word`, which occurs as a whole word at `places` of `text`, is a name other
+/// statements may refer to: a function or class defined in `text` (at any depth: methods
+/// too) or a name an import binds. Judged by the lines where it occurs (not a parse of
+/// every line), and conservatively: an occurrence on an import line, or on a line
+/// holding only names, commas and brackets (an import list continued over lines), counts.
+fn names_across_statements(text: &str, word: &str, places: &[usize]) -> bool {
     if KEYWORDS.contains(&word) {
         return false;
     }
-    let everywhere = 0..0;
-    uses_outside(text, word, &everywhere).any(|at| {
+    places.iter().any(|&at| {
         let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
         let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
         let code = text[line_start..line_end].split('#').next().unwrap_or("").trim();
@@ -163,11 +195,6 @@ const KEYWORDS: &[&str] = &[
     "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
     "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
 ];
-
-/// Whether `word` occurs as a whole word in `text` outside `edited`.
-fn used_outside(text: &str, word: &str, edited: Range<usize>) -> bool {
-    uses_outside(text, word, &edited).next().is_some()
-}
 
 /// What findings outside the relinted text read besides their own statement's text, as
 /// it was when findings were last stored: a partial relint keeps those findings only
@@ -576,6 +603,15 @@ mod tests {
         // Whole definitions with the blank lines around them.
         let whole = at("\n\ndef alone")..text.len();
         assert_eq!(relinted_range(&tree, text, &whole), Some(whole.clone()));
+    }
+
+    #[test]
+    fn word_positions_are_where_the_words_of_a_text_start() {
+        let text = "x2 = a—bc(2y, _z)\né1 = 3.5e4";
+        let found: Vec<(usize, &str)> = word_positions(text).collect();
+        assert_eq!(found.iter().map(|(_, w)| *w).collect::<Vec<_>>(), words_of(text).collect::<Vec<_>>());
+        assert!(found.iter().all(|&(at, w)| &text[at..at + w.len()] == w));
+        assert_eq!(found, [(0, "x2"), (5, "a"), (9, "bc"), (16, "_z"), (20, "é1")]);
     }
 
     #[test]
