@@ -37,7 +37,7 @@ fn by_tree_sitter(query: &Query, tree: &Tree, source: &str) -> BTreeSet<Found> {
 fn by_oomlint(patterns: &PatternSet, tree: &Tree, source: &str) -> BTreeSet<Found> {
     let matches = Matches { patterns, ranges: None, max_start_depth: u32::MAX };
     let mut found = BTreeSet::new();
-    matches.for_each(tree.root_node(), source, &[true], &mut |pattern, captures| {
+    matches.for_each(tree.root_node(), source, &[true], &mut |pattern, captures, _| {
         let mut captures: Vec<_> = captures
             .iter()
             .map(|(c, node)| (patterns.capture_names()[*c as usize].clone(), node.start_byte(), node.end_byte()))
@@ -65,8 +65,8 @@ const CORNERS: &[&str] = &[
     "print(*(a for a in b))\nreturn_value = lambda: model(x)\n[model(x) for x in xs]\n",
 ];
 
-#[test]
-fn every_rule_matches_what_tree_sitter_matches() {
+/// The corner cases and every Python file of the repository's fixtures and tests.
+fn every_source() -> Vec<(String, String)> {
     let mut sources: Vec<(String, String)> =
         CORNERS.iter().enumerate().map(|(i, s)| (format!("corner {i}"), s.to_string())).collect();
     let mut folders = vec![repo().join("fixtures"), repo().join("tests")];
@@ -81,6 +81,12 @@ fn every_rule_matches_what_tree_sitter_matches() {
             }
         }
     }
+    sources
+}
+
+#[test]
+fn every_rule_matches_what_tree_sitter_matches() {
+    let sources = every_source();
     assert!(sources.len() > 100, "too few files to compare: {}", sources.len());
     let trees: Vec<Tree> = sources.iter().map(|(_, source)| parse(source).expect("parse")).collect();
     let mut compared = 0;
@@ -95,6 +101,31 @@ fn every_rule_matches_what_tree_sitter_matches() {
         }
     }
     assert!(compared > 1_000, "the rules matched too little to compare: {compared}");
+}
+
+/// The host predicates climb from a capture by the way the walk came down; the tree's
+/// own ancestors must give every predicate the same answer.
+#[test]
+fn host_predicates_see_the_ancestors_the_tree_has() {
+    let rules: Vec<(usize, &str)> = RULES.iter().enumerate().map(|(i, rule)| (i, rule.query)).collect();
+    let patterns = PatternSet::compile(&rules).unwrap_or_else(|(_, e)| panic!("{e}"));
+    let mut asked = 0;
+    for (name, source) in every_source() {
+        let tree = parse(&source).expect("parse");
+        let _parents = oomlint::engine::tree::index_parents(tree.root_node());
+        let matches = Matches { patterns: &patterns, ranges: None, max_start_depth: u32::MAX };
+        matches.for_each(tree.root_node(), &source, &vec![true; RULES.len()], &mut |index, captures, ancestry| {
+            for predicate in &patterns.pattern(index).host {
+                for &(_, node) in captures.iter().filter(|(c, _)| *c == predicate.capture()) {
+                    let walked = predicate.holds(ancestry.of(node), &source);
+                    let climbed = predicate.holds(oomlint::engine::tree::ancestors(node), &source);
+                    assert_eq!(walked, climbed, "{name}: {}", &source[node.byte_range()]);
+                    asked += 1;
+                }
+            }
+        });
+    }
+    assert!(asked > 500, "too few host predicates asked: {asked}");
 }
 
 #[test]

@@ -236,12 +236,11 @@ impl Engine {
         let mut diagnostics = Vec::new();
         let mut reported = HashSet::new();
         let matches = pattern::Matches { patterns: &self.patterns, ranges, max_start_depth: syntax::MAX_DEPTH };
-        matches.for_each(root, source, &active, &mut |index, captures| {
+        matches.for_each(root, source, &active, &mut |index, captures, ancestry| {
             let pattern = self.patterns.pattern(index);
-            let holds = pattern
-                .host
-                .iter()
-                .all(|p| captures.iter().filter(|(c, _)| *c == p.capture()).all(|&(_, node)| p.holds(node, source)));
+            let holds = pattern.host.iter().all(|p| {
+                captures.iter().filter(|(c, _)| *c == p.capture()).all(|&(_, node)| p.holds(ancestry.of(node), source))
+            });
             if !holds {
                 return;
             }

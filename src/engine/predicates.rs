@@ -52,8 +52,10 @@ impl HostPredicate {
         }
     }
 
-    pub fn holds(&self, node: Node, source: &str) -> bool {
-        let mut ancestors = tree::ancestors_in_function(node);
+    /// Whether the predicate holds for a capture whose ancestors (innermost first) are
+    /// `ancestors`.
+    pub fn holds<'t>(&self, ancestors: impl Iterator<Item = Node<'t>>, source: &str) -> bool {
+        let mut ancestors = tree::up_to_function(ancestors);
         match self {
             HostPredicate::HasAncestor { kinds, .. } => ancestors.any(|a| kinds.contains(a)),
             HostPredicate::NotHasAncestor { kinds, .. } => !ancestors.any(|a| kinds.contains(a)),

@@ -295,10 +295,15 @@ pub fn root_of<'t>(node: Node<'t>) -> Node<'t> {
 
 /// Ancestors up to and including the innermost enclosing function (or to the root).
 pub fn ancestors_in_function(node: Node) -> impl Iterator<Item = Node> {
+    up_to_function(ancestors(node))
+}
+
+/// `ancestors` (innermost first) up to and including the first function among them.
+pub fn up_to_function<'t>(ancestors: impl Iterator<Item = Node<'t>>) -> impl Iterator<Item = Node<'t>> {
     static FUNCTIONS: std::sync::OnceLock<KindSet> = std::sync::OnceLock::new();
     let functions = FUNCTIONS.get_or_init(|| KindSet::of(&["function_definition", "lambda"]).expect("Python kinds"));
     let mut done = false;
-    ancestors(node).take_while(move |n| {
+    ancestors.take_while(move |n| {
         if done {
             return false;
         }

@@ -22,17 +22,19 @@ pub struct Matches<'a> {
 }
 
 impl Matches<'_> {
-    /// Call `found(pattern, captures)` for each match of a pattern whose rule is
-    /// `active`, in document order of the matches' roots, whose text predicates hold.
+    /// Call `found(pattern, captures, ancestry)` for each match of a pattern whose rule
+    /// is `active`, in document order of the matches' roots, whose text predicates hold.
     pub fn for_each<'t>(
         &self,
         root: Node<'t>,
         source: &str,
         active: &[bool],
-        found: &mut dyn FnMut(usize, &Captures<'t>),
+        found: &mut dyn FnMut(usize, &Captures<'t>, &Ancestry<'_, 't>),
     ) {
         let mut cursor = root.walk();
         let mut depth = 0u32;
+        // The nodes the walk is inside of, outermost first.
+        let mut path: Vec<Node<'t>> = Vec::new();
         let mut captures = Vec::new();
         let mut seen: Vec<Captures<'t>> = Vec::new();
         let known = KnownChildren::default();
@@ -54,12 +56,13 @@ impl Matches<'_> {
                         }
                     });
                     for captures in &seen {
-                        found(index as usize, captures);
+                        found(index as usize, captures, &Ancestry { root: node, above: &path });
                     }
                 }
             }
             if inside && depth < self.max_start_depth && cursor.goto_first_child() {
                 depth += 1;
+                path.push(node);
                 continue;
             }
             loop {
@@ -70,8 +73,45 @@ impl Matches<'_> {
                     break 'walk;
                 }
                 depth -= 1;
+                path.pop();
             }
         }
+    }
+}
+
+/// Where a match stands in the tree: its root and the nodes the walk was inside of. A
+/// host predicate climbs from a capture to its enclosing function for every match, and
+/// the walk knows the way up without asking the tree (which descends from its root for
+/// each parent) or a parent index.
+pub struct Ancestry<'a, 't> {
+    root: Node<'t>,
+    /// The root's ancestors, outermost first.
+    above: &'a [Node<'t>],
+}
+
+impl<'t> Ancestry<'_, 't> {
+    /// The ancestors of `node`, a node of the match (the root or below it), innermost
+    /// first.
+    pub fn of(&self, node: Node<'t>) -> impl Iterator<Item = Node<'t>> + '_ {
+        // From the root down to `node`'s parent: a few levels, a pattern's depth.
+        let mut inside = Vec::new();
+        let mut at = self.root;
+        while at.id() != node.id() {
+            inside.push(at);
+            match at.child_with_descendant(node) {
+                Some(next) => at = next,
+                None => break,
+            }
+        }
+        let above = if at.id() == node.id() {
+            self.above
+        } else {
+            // Not below the root after all: the tree's own answer.
+            inside = crate::engine::tree::ancestors(node).collect();
+            inside.reverse();
+            &[][..]
+        };
+        inside.into_iter().rev().chain(above.iter().rev().copied())
     }
 }
 

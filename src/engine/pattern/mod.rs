@@ -136,4 +136,4 @@ impl Step {
     }
 }
 
-pub use matching::Matches;
+pub use matching::{Ancestry, Matches};
