@@ -12,7 +12,7 @@ use crate::engine::facts::tensors::TensorValue;
 use crate::engine::tree;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 use tree_sitter::Node;
 
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -70,7 +70,7 @@ pub struct FunctionSummary {
 pub struct Site {
     /// What it is called on, as spelled (`self`, `trainer`, `utils.metrics`); `Some("")`
     /// for an expression that is not a dotted name (`get_trainer().evaluate()`).
-    pub receiver: Option<Box<str>>,
+    pub receiver: Option<Arc<str>>,
     /// 1-based.
     pub line: u32,
     /// The function (index into `functions`) the site is in; `None` at module level.
@@ -189,7 +189,13 @@ pub fn returned_values(source: &str, root: Node) -> Vec<TensorValue> {
 }
 
 fn walk<'s, 't>(source: &'s str, root: Node<'t>) -> Walk<'s, 't> {
-    let mut walk = Walk { source, summary: FileSummary::default(), known: HashSet::new(), returns: Vec::new() };
+    let mut walk = Walk {
+        source,
+        summary: FileSummary::default(),
+        known: HashSet::new(),
+        receivers: HashMap::new(),
+        returns: Vec::new(),
+    };
     walk.summary.has_syntax_errors = root.has_error();
     walk.declare_top_level(root);
     walk.visit(root);
@@ -201,6 +207,9 @@ struct Walk<'s, 't> {
     summary: FileSummary,
     /// Names worth recording when used as a value: module-level definitions and imports.
     known: HashSet<&'s str>,
+    /// The receivers of the sites, each kept once: a file calls most of its methods on
+    /// a few (`self`, `torch`, `model`).
+    receivers: HashMap<&'s str, Arc<str>>,
     /// `return` statements directly in each listed function.
     returns: Vec<(u32, Node<'t>)>,
 }
@@ -233,8 +242,9 @@ impl<'s, 't> Walk<'s, 't> {
     fn visit(&mut self, root: Node<'t>) {
         let grammar = &*GRAMMAR;
         let top = Context { function: None, class: None, switch: None, nested: false };
-        // Each node on the path with the context inside it and the one it was given.
-        let mut path: Vec<(Node<'t>, Context<'t>, Context<'t>)> = Vec::new();
+        // Each node on the path with the context inside it and the one it was given, and
+        // whether it is a `def` or `class`.
+        let mut path: Vec<(Node<'t>, Context<'t>, Context<'t>, bool)> = Vec::new();
         let mut cursor = root.walk();
         let mut context = top;
         let mut node = cursor.node();
@@ -244,8 +254,10 @@ impl<'s, 't> Walk<'s, 't> {
                 && cursor.goto_first_child()
             {
                 let child = cursor.node();
-                path.push((node, inner, context));
-                context = child_context(grammar, node, child, inner, context);
+                let kind = node.kind_id();
+                let definition = kind == grammar.function_definition || kind == grammar.class_definition;
+                path.push((node, inner, context, definition));
+                context = child_context(grammar, definition, child, inner, context);
                 node = child;
                 continue;
             }
@@ -253,8 +265,8 @@ impl<'s, 't> Walk<'s, 't> {
             loop {
                 if cursor.goto_next_sibling() {
                     node = cursor.node();
-                    let &(parent, inner, outer) = path.last().expect("a sibling has a parent");
-                    context = child_context(grammar, parent, node, inner, outer);
+                    let &(_, inner, outer, definition) = path.last().expect("a sibling has a parent");
+                    context = child_context(grammar, definition, node, inner, outer);
                     break;
                 }
                 if !cursor.goto_parent() {
@@ -271,7 +283,7 @@ impl<'s, 't> Walk<'s, 't> {
         &mut self,
         grammar: &Grammar,
         node: Node<'t>,
-        path: &[(Node<'t>, Context<'t>, Context<'t>)],
+        path: &[(Node<'t>, Context<'t>, Context<'t>, bool)],
         context: Context<'t>,
     ) -> Option<Context<'t>> {
         let parent = path.last().map(|p| p.0);
@@ -445,15 +457,21 @@ impl<'s, 't> Walk<'s, 't> {
         }
     }
 
-    fn record(&mut self, name: &str, receiver: Option<&str>, node: Node, context: Context, is_call: bool) {
+    fn record(&mut self, name: &str, receiver: Option<&'s str>, node: Node, context: Context, is_call: bool) {
+        let receiver = receiver.map(|r| self.receivers.entry(r).or_insert_with(|| Arc::from(r)).clone());
         let site = Site {
-            receiver: receiver.map(Box::from),
+            receiver,
             line: node.start_position().row as u32 + 1,
             caller: context.function,
             switch: context.switch,
             is_call,
         };
-        self.summary.sites.entry(name.into()).or_default().push(site);
+        match self.summary.sites.get_mut(name) {
+            Some(sites) => sites.push(site),
+            None => {
+                self.summary.sites.insert(name.into(), vec![site]);
+            }
+        }
     }
 
     fn import(&mut self, statement: Node<'t>, context: Context<'t>) {
@@ -540,23 +558,16 @@ fn is_module_level(parent: Option<Node>, grandparent: Option<Node>) -> bool {
     }
 }
 
-/// The context a child of `parent` is walked in: a decorator, a name or the parameters
-/// of a `def` or `class` are where the statement is, not inside it.
+/// The context a child of a node is walked in: a decorator, a name or the parameters of
+/// a `def` or `class` (`definition`) are where the statement is, not inside it.
 fn child_context<'t>(
     grammar: &Grammar,
-    parent: Node<'t>,
+    definition: bool,
     child: Node<'t>,
     inner: Context<'t>,
     outer: Context<'t>,
 ) -> Context<'t> {
-    let definition = parent.kind_id();
-    if (definition == grammar.function_definition || definition == grammar.class_definition)
-        && child.kind_id() != grammar.block
-    {
-        outer
-    } else {
-        inner
-    }
+    if definition && child.kind_id() != grammar.block { outer } else { inner }
 }
 
 /// `name`, `a.b.name`: a dotted name made of identifiers only.
