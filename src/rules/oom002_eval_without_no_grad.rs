@@ -403,13 +403,23 @@ fn called_after_own_eval<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool 
 
 /// Whether `name.eval()` is called before `call` in the same body.
 fn put_in_eval_mode_before<'t>(checker: &Checker<'_, 't>, call: Node<'t>, name: &str) -> bool {
-    let body = tree::enclosing_body(call);
     let source = checker.source();
-    checker.facts.calls_named(&["eval"], body).into_iter().any(|mode_call| {
+    mode_calls(checker, tree::enclosing_body(call)).iter().any(|&mode_call| {
         mode_call.start_byte() < call.start_byte()
-            && tree::enclosing_body(mode_call).id() == body.id()
+            && tree::callee_name(mode_call, source) == Some("eval")
             && tree::positional_args(mode_call).is_empty()
             && tree::method_receiver(mode_call).is_some_and(|r| tree::last_name(r, source) == Some(name))
+    })
+}
+
+/// The `.eval()` and `.train(...)` calls made in `body` itself (not in functions nested in
+/// it), in order. Asked for every network call of the body, which in a training script's
+/// `main()` is hundreds of times: worked out once per body.
+fn mode_calls<'t>(checker: &Checker<'_, 't>, body: Node<'t>) -> std::rc::Rc<[Node<'t>]> {
+    checker.facts.memo_nodes("OOM002 mode calls", body, || {
+        let mut calls = checker.facts.calls_named(&["eval", "train"], body);
+        calls.retain(|&mode_call| tree::enclosing_body(mode_call).id() == body.id());
+        calls
     })
 }
 
@@ -423,12 +433,11 @@ fn after_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t 
 fn last_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<Node<'t>> {
     // A method helper (`self._run_batch(batch)`) runs whichever network `self` holds.
     let network = network_name(checker, call);
-    let body = tree::enclosing_body(call);
     let source = checker.source();
     let mut evaluated = None;
-    for mode_call in checker.facts.calls_named(&["eval", "train"], body) {
-        if mode_call.start_byte() >= call.start_byte() || tree::enclosing_body(mode_call).id() != body.id() {
-            continue;
+    for &mode_call in mode_calls(checker, tree::enclosing_body(call)).iter() {
+        if mode_call.start_byte() >= call.start_byte() {
+            break;
         }
         let Some(receiver) = tree::method_receiver(mode_call) else { continue };
         if network.is_some_and(|n| tree::last_name(receiver, source) != Some(n)) {

@@ -40,6 +40,8 @@ pub struct Facts<'t> {
     /// Answers a rule works out over the whole file but asks once per finding, kept for
     /// the rest of this file's lint (see [`Facts::memo`]).
     memos: RefCell<HashMap<MemoSlot, Rc<dyn Any>>>,
+    /// The same for answers that are nodes of this file's tree (see [`Facts::memo_nodes`]).
+    node_memos: RefCell<HashMap<MemoSlot, Rc<[Node<'t>]>>>,
     /// Per node: whether it sits under a version test or an old-release fallback.
     under_version_guard: RefCell<HashMap<usize, bool>>,
     /// Whole-file answers kept from an earlier lint of the file (see [`FileWideFacts`]).
@@ -80,6 +82,7 @@ impl<'t> Facts<'t> {
             project: None,
             grad_reasons: RefCell::new(HashMap::new()),
             memos: RefCell::new(HashMap::new()),
+            node_memos: RefCell::new(HashMap::new()),
             under_version_guard: RefCell::new(HashMap::new()),
             file_wide: None,
         }
@@ -120,6 +123,18 @@ impl<'t> Facts<'t> {
         // Computed outside the borrow: it may ask other memos.
         let value = Rc::new(compute());
         self.memos.borrow_mut().insert(slot, value.clone());
+        value
+    }
+
+    /// As [`Facts::memo`], for an answer that is a list of the file's nodes (which a
+    /// memo of any type cannot hold: they borrow the tree).
+    pub fn memo_nodes(&self, key: &'static str, node: Node, compute: impl FnOnce() -> Vec<Node<'t>>) -> Rc<[Node<'t>]> {
+        let slot = (key, node.id());
+        if let Some(known) = self.node_memos.borrow().get(&slot) {
+            return known.clone();
+        }
+        let value: Rc<[Node<'t>]> = compute().into();
+        self.node_memos.borrow_mut().insert(slot, value.clone());
         value
     }
 
