@@ -236,20 +236,25 @@ impl Engine {
         let mut diagnostics = Vec::new();
         let mut reported = HashSet::new();
         let matches = pattern::Matches { patterns: &self.patterns, ranges, max_start_depth: syntax::MAX_DEPTH };
+        // The checks run after the walk: it hands the parent index the parents of every
+        // statement it went through, which the checks then ask about.
+        let mut found = Vec::new();
         matches.for_each(root, source, &active, &mut |index, captures, ancestry| {
             let pattern = self.patterns.pattern(index);
             let holds = pattern.host.iter().all(|p| {
                 captures.iter().filter(|(c, _)| *c == p.capture()).all(|&(_, node)| p.holds(ancestry.of(node), source))
             });
-            if !holds {
-                return;
+            if holds {
+                found.push((pattern.rule, captures.clone()));
             }
-            let captured = Match { names: self.patterns.capture_names(), captures: captures.clone() };
-            let rule = self.rules[pattern.rule];
-            let Check::Query(check) = rule.check else { return };
+        });
+        for (rule, captures) in found {
+            let rule = self.rules[rule];
+            let Check::Query(check) = rule.check else { continue };
+            let captured = Match { names: self.patterns.capture_names(), captures };
             let mut checker = Checker { facts: &facts, rule, diagnostics: &mut diagnostics, reported: &mut reported };
             check(&mut checker, &captured);
-        });
+        }
         diagnostics.sort_by_key(|d| (d.range.start, d.code, d.range.end));
         diagnostics.dedup_by(|a, b| a.code == b.code && a.range == b.range);
         self.suppression_stage(source, root, &active, &settings.enabled, &mut diagnostics);

@@ -166,20 +166,13 @@ struct StatementParents {
 impl StatementParents {
     /// One walk of `statement`'s subtree.
     fn new(statement: Node) -> StatementParents {
-        let mut parents = Vec::new();
-        let mut children = Vec::with_capacity(statement.descendant_count().saturating_sub(1));
+        let mut parents = StatementWalk::default();
         let mut cursor = statement.walk();
-        // The place in `parents` of each node the cursor is inside of.
-        let mut open: Vec<u32> = Vec::new();
         'walk: loop {
             let node = cursor.node();
-            if let Some(&parent) = open.last() {
-                children.push((node.id(), parent));
-            }
+            parents.visit(node);
             if cursor.goto_first_child() {
-                // Nodes are fewer than bytes in the file, and offsets are 32-bit in tree-sitter.
-                open.push(parents.len() as u32);
-                parents.push(node.into_raw());
+                parents.descend(node);
                 continue;
             }
             loop {
@@ -189,12 +182,10 @@ impl StatementParents {
                 if !cursor.goto_parent() {
                     break 'walk;
                 }
-                open.pop();
+                parents.ascend();
             }
         }
-        children.sort_unstable_by_key(|&(id, _)| id);
-        parents.shrink_to_fit();
-        StatementParents { parents, children }
+        parents.finish()
     }
 
     fn parent_of(&self, id: usize) -> Option<ffi::TSNode> {
@@ -203,7 +194,76 @@ impl StatementParents {
     }
 }
 
+/// The parents of one top-level statement's nodes, gathered as a walk of its subtree
+/// in document order goes: `visit` each node, `descend` into one with children, `ascend`
+/// out of it. The rules' matcher walks every statement anyway and hands what it gathered
+/// to the parent index in force (`offer_parents`), so the index need not walk it again.
+#[derive(Default)]
+pub struct StatementWalk {
+    parents: Vec<ffi::TSNode>,
+    children: Vec<(usize, u32)>,
+    /// The place in `parents` of each node the walk is inside of.
+    open: Vec<u32>,
+}
+
+impl StatementWalk {
+    pub fn visit(&mut self, node: Node) {
+        if let Some(&parent) = self.open.last() {
+            self.children.push((node.id(), parent));
+        }
+    }
+
+    pub fn descend(&mut self, node: Node) {
+        // Nodes are fewer than bytes in the file, and offsets are 32-bit in tree-sitter.
+        self.open.push(self.parents.len() as u32);
+        self.parents.push(node.into_raw());
+    }
+
+    pub fn ascend(&mut self) {
+        self.open.pop();
+    }
+
+    fn finish(mut self) -> StatementParents {
+        self.children.sort_unstable_by_key(|&(id, _)| id);
+        self.parents.shrink_to_fit();
+        StatementParents { parents: self.parents, children: self.children }
+    }
+}
+
+/// Give the parent index in force for `statement`'s tree the parents gathered by a walk
+/// of the whole of `statement` (a top-level statement), unless it has them already.
+pub fn offer_parents(statement: Node, walked: StatementWalk) {
+    with_index(statement, |index| {
+        let at = index.statement_at(statement)?;
+        if index.below[at].is_none() {
+            index.below[at] = Some(walked.finish());
+        }
+        Some(())
+    });
+}
+
 impl ParentIndex {
+    /// The place of a top-level statement among the root's children.
+    fn statement_at(&mut self, statement: Node) -> Option<usize> {
+        self.know_statements();
+        // SAFETY: as in `parent`: the stored nodes belong to the tree `statement` borrows.
+        let raw = |raw: ffi::TSNode| unsafe { Node::from_raw(raw) };
+        let first = self.statements.partition_point(|&s| raw(s).start_byte() < statement.start_byte());
+        (first..self.statements.len())
+            .take_while(|&at| raw(self.statements[at]).start_byte() == statement.start_byte())
+            .find(|&at| raw(self.statements[at]).id() == statement.id())
+    }
+
+    fn know_statements(&mut self) {
+        if self.statements.is_empty() {
+            // SAFETY: `root` belongs to the tree the index is kept for, alive while it is in force.
+            let root: Node = unsafe { Node::from_raw(self.root) };
+            let mut cursor = root.walk();
+            self.statements = root.children(&mut cursor).map(|c| c.into_raw()).collect();
+            self.below = std::iter::repeat_with(|| None).take(self.statements.len()).collect();
+        }
+    }
+
     fn parent<'t>(&mut self, node: Node<'t>) -> Option<Node<'t>> {
         // SAFETY: the stored nodes and `root` belong to the same (alive) tree as `node`,
         // which the `ParentsIndexed` guard keeps borrowed; the returned node takes
@@ -213,11 +273,7 @@ impl ParentIndex {
         if node.id() == root.id() {
             return None;
         }
-        if self.statements.is_empty() {
-            let mut cursor = root.walk();
-            self.statements = root.children(&mut cursor).map(|c| c.into_raw()).collect();
-            self.below = std::iter::repeat_with(|| None).take(self.statements.len()).collect();
-        }
+        self.know_statements();
         let holds =
             |statement: Node| statement.start_byte() <= node.start_byte() && node.end_byte() <= statement.end_byte();
         // The statement asked about last, then the one found by offset among the
@@ -439,4 +495,77 @@ pub fn is_name_reference(identifier: Node) -> bool {
 /// Whether `root` contains the name or dotted name `name` (`losses`, `self.losses`).
 pub fn mentions(root: Node, name: &str, source: &str) -> bool {
     descendants(root).any(|n| matches!(n.kind(), "identifier" | "attribute") && text(n, source) == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::pattern::{Matches, PatternSet};
+
+    const SOURCE: &str = "\
+import torch
+# a comment
+def train(model, loader):
+    for x in loader:
+        loss = model(x).sum()  # trailing
+        loss.backward()
+    return [lambda y: y * 2 for _ in range(3)]
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        return self.layer(x, *(a, b))
+
+broken(1, 2
+value = {'k': [1, (2, 3)]}
+";
+
+    fn every_node(root: Node) -> Vec<Node> {
+        let mut nodes = Vec::new();
+        let mut stack = vec![root];
+        while let Some(node) = stack.pop() {
+            nodes.push(node);
+            let mut cursor = node.walk();
+            stack.extend(node.children(&mut cursor));
+        }
+        nodes
+    }
+
+    /// The rules' matcher walks every statement and hands over its parents: the index
+    /// then holds every statement before any question, and answers as the tree does.
+    #[test]
+    fn the_matchers_walk_gives_the_index_every_statements_parents() {
+        let tree = crate::engine::parse(SOURCE).expect("parse");
+        let root = tree.root_node();
+        let _parents = index_parents(root);
+        let patterns = PatternSet::compile(&[(0, "(call) @c")]).expect("compile");
+        let matches = Matches { patterns: &patterns, ranges: None, max_start_depth: u32::MAX };
+        matches.for_each(root, SOURCE, &[true], &mut |_, _, _| {});
+        let offered = with_index(root, |index| index.below.iter().filter(|b| b.is_some()).count());
+        assert_eq!(offered, Some(root.child_count() as usize));
+        for node in every_node(root) {
+            assert_eq!(parent(node).map(|p| p.id()), node.parent().map(|p| p.id()), "{}", node.kind());
+        }
+    }
+
+    /// A walk limited to some ranges goes into part of the file only: what it did not go
+    /// into whole is left to the index to walk when asked.
+    #[test]
+    fn a_walk_of_some_ranges_offers_only_the_statements_it_went_into_whole() {
+        let tree = crate::engine::parse(SOURCE).expect("parse");
+        let root = tree.root_node();
+        let _parents = index_parents(root);
+        let patterns = PatternSet::compile(&[(0, "(call) @c")]).expect("compile");
+        let start = SOURCE.find("loss = model").expect("in source");
+        let ranges = [start..start + 4];
+        let matches = Matches { patterns: &patterns, ranges: Some(&ranges), max_start_depth: u32::MAX };
+        matches.for_each(root, SOURCE, &[true], &mut |_, _, _| {});
+        // Statements without children (the comment) are whole however little is walked.
+        let leaves = every_node(root).iter().filter(|n| n.parent() == Some(root) && n.child_count() == 0).count();
+        assert_eq!(leaves, 1);
+        let offered = with_index(root, |index| index.below.iter().filter(|b| b.is_some()).count());
+        assert_eq!(offered, Some(leaves));
+        for node in every_node(root) {
+            assert_eq!(parent(node).map(|p| p.id()), node.parent().map(|p| p.id()), "{}", node.kind());
+        }
+    }
 }

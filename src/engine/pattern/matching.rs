@@ -4,6 +4,7 @@
 //! set of captures reported once).
 
 use super::{Operand, PatternSet, Step, Test, TextPredicate};
+use crate::engine::tree::{self, StatementWalk};
 use std::cell::RefCell;
 use std::num::NonZeroU16 as FieldId;
 use std::ops::Range;
@@ -38,8 +39,19 @@ impl Matches<'_> {
         let mut captures = Vec::new();
         let mut seen: Vec<Captures<'t>> = Vec::new();
         let known = KnownChildren::default();
+        // The top-level statement being walked, the parents of its nodes so far, and
+        // whether the walk has gone into all of it (it skips what lies outside the ranges
+        // and below the depth limit).
+        let mut statement: Option<(Node<'t>, StatementWalk, bool)> = None;
         'walk: loop {
             let node = cursor.node();
+            if depth == 1 {
+                offer(statement.take());
+                statement = Some((node, StatementWalk::default(), true));
+            }
+            if let Some((_, parents, _)) = statement.as_mut() {
+                parents.visit(node);
+            }
             let inside = self.ranges.is_none_or(|ranges| ranges.iter().any(|range| intersects(node, range)));
             if inside {
                 let candidates = self.patterns.by_root.get(node.kind_id() as usize).map_or(&[][..], |p| &p[..]);
@@ -61,9 +73,15 @@ impl Matches<'_> {
                 }
             }
             if inside && depth < self.max_start_depth && cursor.goto_first_child() {
+                if let Some((_, parents, _)) = statement.as_mut() {
+                    parents.descend(node);
+                }
                 depth += 1;
                 path.push(node);
                 continue;
+            }
+            if let Some((_, _, whole)) = statement.as_mut() {
+                *whole &= node.child_count() == 0;
             }
             loop {
                 if cursor.goto_next_sibling() {
@@ -74,8 +92,21 @@ impl Matches<'_> {
                 }
                 depth -= 1;
                 path.pop();
+                if depth >= 1
+                    && let Some((_, parents, _)) = statement.as_mut()
+                {
+                    parents.ascend();
+                }
             }
         }
+        offer(statement);
+    }
+}
+
+/// Hand a statement's parents to the parent index when the walk went into all of it.
+fn offer(statement: Option<(Node, StatementWalk, bool)>) {
+    if let Some((statement, parents, true)) = statement {
+        tree::offer_parents(statement, parents);
     }
 }
 
