@@ -556,8 +556,9 @@ value = {'k': [1, (2, 3)]}
         let _parents = index_parents(root);
         let patterns = PatternSet::compile(&[(0, "(call) @c")]).expect("compile");
         let start = SOURCE.find("loss = model").expect("in source");
-        let ranges = [start..start + 4];
-        let matches = Matches { patterns: &patterns, ranges: Some(&ranges), max_start_depth: u32::MAX };
+        let range = start..start + 4;
+        let matches =
+            Matches { patterns: &patterns, ranges: Some(std::slice::from_ref(&range)), max_start_depth: u32::MAX };
         matches.for_each(root, SOURCE, &[true], &mut |_, _, _| {});
         // Statements without children (the comment) are whole however little is walked.
         let leaves = every_node(root).iter().filter(|n| n.parent() == Some(root) && n.child_count() == 0).count();
