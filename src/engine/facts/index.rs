@@ -126,9 +126,6 @@ pub struct Binding<'t> {
     pub import_path: Option<String>,
 }
 
-/// A call made through a name, with where the name starts.
-type CallSite<'t> = (usize, Node<'t>);
-
 pub struct FileIndex<'t> {
     root: Node<'t>,
     source: &'t str,
@@ -136,10 +133,6 @@ pub struct FileIndex<'t> {
     /// comments, which are filtered out when mapped to nodes), built on first use.
     words: std::cell::OnceCell<HashMap<&'t str, Vec<usize>>>,
     occurrences: RefCell<HashMap<String, Rc<[Node<'t>]>>>,
-    /// Per name: the calls made through it (`name(...)`, `x.name(...)`), each with where
-    /// the name starts, in the order of its occurrences. Rules ask for them per finding,
-    /// over nested ranges.
-    calls: RefCell<HashMap<String, Rc<[CallSite<'t>]>>>,
     bindings: RefCell<HashMap<String, Rc<[Binding<'t>]>>>,
     /// The bindings of a name made directly in one scope, per (scope, name). Each is
     /// classified from the occurrences inside that scope alone (the module's: outside
@@ -168,7 +161,6 @@ impl<'t> FileIndex<'t> {
             source,
             words: std::cell::OnceCell::new(),
             occurrences: RefCell::default(),
-            calls: RefCell::default(),
             bindings: RefCell::default(),
             scoped: RefCell::default(),
             definition_bodies: std::cell::OnceCell::new(),
@@ -239,21 +231,10 @@ impl<'t> FileIndex<'t> {
     /// `train`, `backward`) over nested ranges, so the name's occurrences in the whole
     /// file are found once and sliced.
     pub fn calls_named_in(&self, name: &str, range: Range<usize>) -> Vec<Node<'t>> {
-        let calls = self.calls.borrow().get(name).cloned();
-        let calls = calls.unwrap_or_else(|| {
-            let found: Rc<[CallSite<'t>]> = self
-                .occurrences(name)
-                .iter()
-                .filter_map(|&identifier| Some((identifier.start_byte(), call_through(identifier)?)))
-                .collect();
-            self.calls.borrow_mut().insert(name.to_string(), found.clone());
-            found
-        });
-        let first = calls.partition_point(|(at, _)| *at < range.start);
-        let last = first + calls[first..].partition_point(|(at, _)| *at < range.end);
-        calls[first..last]
+        starting_in(&self.occurrences(name), range.clone())
             .iter()
-            .map(|&(_, call)| call)
+            .copied()
+            .filter_map(call_through)
             .filter(|call| range.start <= call.start_byte() && call.end_byte() <= range.end)
             .collect()
     }
