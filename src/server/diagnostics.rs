@@ -124,7 +124,7 @@ pub struct Linted {
 /// Relint part of the file instead of all of it when every change since the stored
 /// findings stayed inside top-level definitions and touched nothing that other
 /// statements depend on (`incremental::relinted_range`); module-level code is relinted
-/// with them (`incremental::module_code`).
+/// with them when the edits may reach it (`incremental::module_code`).
 /// Also returns the layout of the current text, which the findings are then stored with.
 fn incremental_plan(
     state: &State,
@@ -146,7 +146,9 @@ fn incremental_plan(
     if !document.linted.as_ref()?.same_outside(&now, &unit, delta) {
         return None;
     }
-    let relinted = incremental::Relinted { others: incremental::module_code(tree, &unit), unit, delta };
+    let reaches_module_code = document.edits.iter().any(|e| e.reaches_module_code);
+    let others = if reaches_module_code { incremental::module_code(tree, &unit) } else { Vec::new() };
+    let relinted = incremental::Relinted { others, unit, delta };
     if previous.iter().any(|finding| incremental::depends_on_other_text(finding, &relinted)) {
         return None;
     }

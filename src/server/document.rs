@@ -87,6 +87,7 @@ impl Document {
                 old_end: e.old_end,
                 new_end: e.new_end,
                 risky: e.risky,
+                reaches_module_code: false,
             })
             .collect();
         let Some((span, delta)) = incremental::dirty_span(&records) else { return };
@@ -111,7 +112,16 @@ impl Document {
                 from..to,
                 pending.iter().any(|e| e.quotes_or_comment),
             );
-        self.edits.push(EditRecord { version: self.version, start: from, old_end: old_region.end, new_end: to, risky });
+        let reaches_module_code = old_region.end > parsed_text.len()
+            || incremental::reaches_module_code(&parsed_text, old_region.clone(), &self.text, from..to);
+        self.edits.push(EditRecord {
+            version: self.version,
+            start: from,
+            old_end: old_region.end,
+            new_end: to,
+            risky,
+            reaches_module_code,
+        });
         // Error recovery reusing the old tree can read broken code otherwise than a fresh
         // parse of the same text does, and findings must not depend on the edits that led
         // to a text: a tree with errors is parsed again from scratch. A partial relint then
@@ -147,7 +157,14 @@ impl Document {
         let Some(range) = change.range else {
             let old_len = self.text.len();
             *self = Document::new(change.text.clone(), self.version);
-            let whole = EditRecord { version, start: 0, old_end: old_len, new_end: self.text.len(), risky: true };
+            let whole = EditRecord {
+                version,
+                start: 0,
+                old_end: old_len,
+                new_end: self.text.len(),
+                risky: true,
+                reaches_module_code: true,
+            };
             self.edits.push(whole);
             return Ok(());
         };

@@ -17,7 +17,8 @@
 //! - module-level code: a fact about it reads the whole file (the module's byte range
 //!   holds every function: a `backward()` anywhere is one of its calls), so the
 //!   top-level statements that are not functions are relinted along with the range
-//!   (`module_code`), whatever the edit.
+//!   (`module_code`) when an edit's lines hold a word of such a call
+//!   (`crate::rules::module_wide_words`).
 //!
 //! A risky edit, or a check that fails, relints the whole file.
 
@@ -35,6 +36,8 @@ pub struct EditRecord {
     pub new_end: usize,
     /// The change may affect findings outside its own statement.
     pub risky: bool,
+    /// The change may affect findings in module-level code (`module_code`).
+    pub reaches_module_code: bool,
 }
 
 /// Words whose appearance in or next to an edit may change findings outside its
@@ -83,14 +86,7 @@ pub fn changes_words_of_other_statements(
     // The lines changed may hold a file-wide fact's word whose role the change altered
     // without adding or taking it away (a `torch.save(...)` call broken, a suppression
     // comment's codes edited): any such word on them counts.
-    let on_lines = |text: &str, region: &Range<usize>| {
-        let start = text[..region.start].rfind('\n').map_or(0, |i| i + 1);
-        let ends_a_line = region.end == 0 || text[..region.end].ends_with('\n');
-        let end =
-            if ends_a_line { region.end } else { text[region.end..].find('\n').map_or(text.len(), |i| region.end + i) };
-        words_of(&text[start..end]).any(is_file_wide)
-    };
-    if on_lines(old_text, &old_region) || on_lines(new_text, &new_region) {
+    if lines_hold(old_text, &old_region, is_file_wide) || lines_hold(new_text, &new_region, is_file_wide) {
         return true;
     }
     let old_region = whole_words(old_text, old_region);
@@ -146,6 +142,24 @@ fn word_positions(text: &str) -> impl Iterator<Item = (usize, &str)> {
             }
         }
     })
+}
+
+/// Whether a word of the lines `region` of `text` spans is one `wanted` names.
+fn lines_hold(text: &str, region: &Range<usize>, wanted: impl Fn(&str) -> bool) -> bool {
+    let start = text[..region.start].rfind('\n').map_or(0, |i| i + 1);
+    let ends_a_line = region.end == 0 || text[..region.end].ends_with('\n');
+    let end =
+        if ends_a_line { region.end } else { text[region.end..].find('\n').map_or(text.len(), |i| region.end + i) };
+    words_of(&text[start..end]).any(wanted)
+}
+
+/// Whether a change may affect findings in module-level code although it lies inside a
+/// function: `old_region` of the old text became `new_region` of the new one, and the
+/// lines they span hold a word of the calls facts about module-level code gather from the
+/// whole file (`crate::rules::module_wide_words`).
+pub fn reaches_module_code(old_text: &str, old_region: Range<usize>, new_text: &str, new_region: Range<usize>) -> bool {
+    let module_wide = |word: &str| crate::rules::module_wide_words().contains(&word);
+    lines_hold(old_text, &old_region, module_wide) || lines_hold(new_text, &new_region, module_wide)
 }
 
 /// `region` widened to the whole words it cuts or touches at its ends.
@@ -363,7 +377,8 @@ pub fn relinted_range(tree: &Tree, text: &str, span: &Range<usize>) -> Option<Ra
 /// `relinted`: module-level code and classes (their bodies are module-level code too).
 /// What a fact says about such code reads the whole file: the module's byte range holds
 /// every function, so calls asked for in it (`backward()`, `optimizer.step()`) are all
-/// the file's. A partial relint relints them along with `relinted`.
+/// the file's. A partial relint relints them along with `relinted` when an edit may
+/// reach them (`reaches_module_code`).
 pub fn module_code(tree: &Tree, relinted: &Range<usize>) -> Vec<Range<usize>> {
     let root = tree.root_node();
     let mut cursor = root.walk();
@@ -632,8 +647,8 @@ mod tests {
     #[test]
     fn spans_of_several_edits_merge_in_current_coordinates() {
         let edits = [
-            EditRecord { version: 2, start: 10, old_end: 10, new_end: 11, risky: false },
-            EditRecord { version: 3, start: 30, old_end: 32, new_end: 30, risky: false },
+            EditRecord { version: 2, start: 10, old_end: 10, new_end: 11, risky: false, reaches_module_code: false },
+            EditRecord { version: 3, start: 30, old_end: 32, new_end: 30, risky: false, reaches_module_code: false },
         ];
         assert_eq!(dirty_span(&edits), Some((10..30, -1)));
     }
