@@ -106,22 +106,30 @@ pub fn changes_words_of_other_statements(
     if words.iter().any(|w| is_file_wide(w)) {
         return true;
     }
-    let wanted: std::collections::HashSet<&str> = words.into_iter().collect();
     [(old_text, &old_region), (new_text, &new_region)].iter().any(|&(text, region)| {
-        // Where each word occurs, from one pass over the text (not one per word: a paste
-        // brings dozens of words).
+        let reach = |word: &str, places: &[usize]| {
+            let outside = places.iter().any(|&at| at < region.start || region.end < at + word.len());
+            outside && names_across_statements(text, word, places)
+        };
+        // A few words (typing) are each searched for; many (a paste) are found in one
+        // pass over the text's words, not one search of a large file per word.
+        if words.len() <= FEW_WORDS {
+            let everywhere = 0..0;
+            return words.iter().any(|word| reach(word, &uses_outside(text, word, &everywhere).collect::<Vec<_>>()));
+        }
+        let wanted: std::collections::HashSet<&str> = words.iter().copied().collect();
         let mut found: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
         for (at, word) in word_positions(text) {
             if wanted.contains(word) {
                 found.entry(word).or_default().push(at);
             }
         }
-        found.iter().any(|(word, places)| {
-            let outside = places.iter().any(|&at| at < region.start || region.end < at + word.len());
-            outside && names_across_statements(text, word, places)
-        })
+        found.iter().any(|(word, places)| reach(word, places))
     })
 }
+
+/// How many changed words are searched for one by one.
+const FEW_WORDS: usize = 8;
 
 /// Each identifier-like word of `text` with where it starts: the words `words_of` gives.
 fn word_positions(text: &str) -> impl Iterator<Item = (usize, &str)> {
