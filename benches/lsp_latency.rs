@@ -77,6 +77,77 @@ fn main() {
         println!("ratio (oomlint / ruff), worst edit kind's median: {worst_ratio:.2}x");
     }
     println!("target: every kind median <= 5 ms and <= ruff's, p99 <= 20 ms; open <= 50 ms");
+    let caller = cross_file(Command::new(&oomlint).arg("server"), &script);
+    println!();
+    println!(
+        "caller edited, callee republished (oomlint): median {:.2} ms, p99 {:.2} ms, worst {:.2} ms",
+        ms(caller.median),
+        ms(caller.p99),
+        ms(caller.worst)
+    );
+    println!("  (the script as the caller: its `with torch.no_grad():` around `evaluate(...)` taken out and put back,");
+    println!("   timed from the caller's didChange to the callee's diagnostics; target as for edits)");
+}
+
+/// The callee: an evaluation helper whose OOM002 depends on whether its caller, in
+/// another file, runs it under `torch.no_grad()`.
+const CALLEE: &str = "import torch\n\n\ndef evaluate(model, val_loader):\n    model.eval()\n    for x, y in val_loader:\n        out = model(x)\n        print(out.sum().item())\n";
+
+/// Edits to the caller (the training script with a call of `evaluate` at its end) that
+/// take its `with torch.no_grad():` out and put it back, each of which changes the
+/// callee's findings: the time from the caller's change to the callee's republished
+/// diagnostics, through the project index.
+fn cross_file(command: &mut Command, script: &str) -> Figures {
+    const GUARD: &str = "    with torch.no_grad():\n        evaluate(model, val_loader)\n";
+    const BARE: &str = "    evaluate(model, val_loader)\n";
+    let caller = format!("from evaluation import evaluate\n{script}\n\ndef validate(model, val_loader):\n{GUARD}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("evaluation.py"), CALLEE).unwrap();
+    std::fs::write(dir.path().join("train.py"), &caller).unwrap();
+    let root = format!("file://{}", dir.path().display());
+    let mut server = Connection::start(command);
+    let options = json!({"debounceMs": 0});
+    let capabilities = json!({"window": {"workDoneProgress": true}});
+    server.request(
+        "initialize",
+        json!({"processId": null, "rootUri": root, "capabilities": capabilities, "initializationOptions": options}),
+    );
+    server.notify("initialized", json!({}));
+    server.wait(|m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end");
+    let callee = format!("{root}/evaluation.py");
+    let item = json!({"uri": callee, "languageId": "python", "version": 1, "text": CALLEE});
+    server.notify("textDocument/didOpen", json!({"textDocument": item}));
+    server.published(&callee, 1);
+    let uri = format!("{root}/train.py");
+    let item = json!({"uri": uri, "languageId": "python", "version": 1, "text": caller});
+    server.notify("textDocument/didOpen", json!({"textDocument": item}));
+    server.published(&uri, 1);
+    let mut text = Text { text: caller.clone() };
+    let mut times = Vec::new();
+    for n in 0..WARM_UP + 50 {
+        let guarded = n % 2 == 0;
+        let (from, to) = if guarded { (GUARD, BARE) } else { (BARE, GUARD) };
+        let at = text.text.rfind(from).expect("the call of evaluate");
+        let change = text.change(at, at + from.len(), to);
+        let started = Instant::now();
+        server.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": n + 2}, "contentChanges": [change]}),
+        );
+        // Without the guard the callee has its OOM002; with it, none.
+        server.wait(|m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == callee
+                && m["params"]["diagnostics"].as_array().is_some_and(|d| d.is_empty() != guarded)
+        });
+        if n >= WARM_UP {
+            times.push(started.elapsed());
+        }
+    }
+    server.request("shutdown", Value::Null);
+    server.notify("exit", Value::Null);
+    let _ = server.child.wait();
+    Figures::of(times)
 }
 
 fn ms(duration: Duration) -> f64 {
