@@ -79,7 +79,7 @@ enum TextPredicate {
     AnyOf { capture: u32, values: Vec<String>, positive: bool },
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Operand {
     Text(String),
     Capture(u32),

@@ -22,17 +22,11 @@ pub(super) fn patterns(query: &str, capture_names: &mut Vec<String>) -> Result<V
         let mut text = Vec::new();
         let mut host = Vec::new();
         for (operator, capture, args) in std::mem::take(&mut reader.predicates) {
-            match text_predicate(&operator, capture, args.clone())? {
+            match text_predicate(&operator, capture, &args)? {
                 Some(predicate) => text.push(predicate),
                 None => {
-                    let strings = args
-                        .into_iter()
-                        .map(|arg| match arg {
-                            Operand::Text(text) => Ok(text),
-                            Operand::Capture(_) => Err(format!("#{operator} takes node kinds after the capture")),
-                        })
-                        .collect::<Result<Vec<_>, _>>()?;
-                    host.push(HostPredicate::compile(&operator, capture, strings)?);
+                    let kinds = strings(&operator, &args, "node kinds")?;
+                    host.push(HostPredicate::compile(&operator, capture, kinds)?);
                 }
             }
         }
@@ -41,35 +35,38 @@ pub(super) fn patterns(query: &str, capture_names: &mut Vec<String>) -> Result<V
 }
 
 /// `None` when `operator` is not a text predicate (it may be a host predicate).
-fn text_predicate(operator: &str, capture: u32, args: Vec<Operand>) -> Result<Option<TextPredicate>, String> {
+fn text_predicate(operator: &str, capture: u32, args: &[Operand]) -> Result<Option<TextPredicate>, String> {
     let (positive, name) = match operator.strip_prefix("not-") {
         Some(name) => (false, name),
         None => (true, operator),
     };
-    let strings = || {
-        args.iter()
-            .map(|arg| match arg {
-                Operand::Text(text) => Ok(text.clone()),
-                Operand::Capture(_) => Err(format!("#{operator} takes strings after the capture")),
-            })
-            .collect::<Result<Vec<_>, String>>()
-    };
     let predicate = match name {
-        "eq?" => match <[Operand; 1]>::try_from(args) {
-            Ok([to]) => TextPredicate::Eq { capture, to, positive },
-            Err(_) => return Err(format!("#{operator} takes a capture and one more argument")),
+        "eq?" => match args {
+            [to] => TextPredicate::Eq { capture, to: to.clone(), positive },
+            _ => return Err(format!("#{operator} takes a capture and one more argument")),
         },
-        "match?" => match strings()?.as_slice() {
+        "match?" => match strings(operator, args, "strings")?.as_slice() {
             [pattern] => {
                 let regex = Regex::new(pattern).map_err(|e| format!("#{operator}: {e}"))?;
                 TextPredicate::Match { capture, regex, positive }
             }
             _ => return Err(format!("#{operator} takes a capture and a regex")),
         },
-        "any-of?" => TextPredicate::AnyOf { capture, values: strings()?, positive },
+        "any-of?" => TextPredicate::AnyOf { capture, values: strings(operator, args, "strings")?, positive },
         _ => return Ok(None),
     };
     Ok(Some(predicate))
+}
+
+/// A predicate's arguments after its capture, all strings (`what` they stand for is
+/// named in the error).
+fn strings(operator: &str, args: &[Operand], what: &str) -> Result<Vec<String>, String> {
+    args.iter()
+        .map(|arg| match arg {
+            Operand::Text(text) => Ok(text.clone()),
+            Operand::Capture(_) => Err(format!("#{operator} takes {what} after the capture")),
+        })
+        .collect()
 }
 
 struct Reader<'q, 'n> {
@@ -327,13 +324,4 @@ impl Reader<'_, '_> {
 
 fn plain(test: Test) -> Step {
     Step { test, field: None, captures: Vec::new(), children: Vec::new(), immediate: false, last: false }
-}
-
-impl Clone for Operand {
-    fn clone(&self) -> Self {
-        match self {
-            Operand::Text(text) => Operand::Text(text.clone()),
-            Operand::Capture(capture) => Operand::Capture(*capture),
-        }
-    }
 }
