@@ -245,7 +245,7 @@ impl Engine {
                 captures.iter().filter(|(c, _)| *c == p.capture()).all(|&(_, node)| p.holds(ancestry.of(node), source))
             });
             if holds {
-                found.push((pattern.rule, captures.clone()));
+                found.push((pattern.rule, captures));
             }
         });
         for (rule, captures) in found {

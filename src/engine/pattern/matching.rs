@@ -30,7 +30,7 @@ impl Matches<'_> {
         root: Node<'t>,
         source: &str,
         active: &[bool],
-        found: &mut dyn FnMut(usize, &Captures<'t>, &Ancestry<'_, 't>),
+        found: &mut dyn FnMut(usize, Captures<'t>, &Ancestry<'_, 't>),
     ) {
         let mut cursor = root.walk();
         let mut depth = 0u32;
@@ -61,13 +61,12 @@ impl Matches<'_> {
                     if !active.get(pattern.rule).copied().unwrap_or(false) {
                         continue;
                     }
-                    seen.clear();
                     match_node(&pattern.root, node, &known, &mut captures, &mut |captures| {
                         if !seen.contains(&*captures) && pattern.text.iter().all(|p| p.holds(captures, source)) {
                             seen.push(captures.clone());
                         }
                     });
-                    for captures in &seen {
+                    for captures in seen.drain(..) {
                         found(index as usize, captures, &Ancestry { root: node, above: &path });
                     }
                 }
