@@ -47,12 +47,11 @@ pub fn file_wide_words() -> impl Iterator<Item = &'static str> {
 }
 
 /// The names of calls that facts about module-level code gather from the whole file (the
-/// module's byte range holds every function): OOM001 asks whether the module's code
-/// runs a backward pass, by autograd or by a function written for it. An edit inside a
-/// function whose lines hold one may change findings in module-level code, which the
-/// language server then relints along with the function.
+/// module's byte range holds every function). An edit inside a function whose lines hold
+/// one may change findings in module-level code, which the language server then relints
+/// along with the function.
 pub fn module_wide_words() -> &'static [&'static str] {
-    &["backward", "backprop"]
+    oom001_loss_tensor_kept::MODULE_WIDE_WORDS
 }
 
 /// Tests of a file's whole text, besides each rule's `could_match`, whose answers decide

@@ -33,6 +33,11 @@ pub static RULE: Rule = Rule {
     check: Check::Query(check),
 };
 
+/// OOM001 asks whether module-level code runs a backward pass, by autograd
+/// (`loss.backward()`) or by a function written for it (`backprop(...)`): the calls so
+/// named anywhere in the file decide it (see `crate::rules::module_wide_words`).
+pub(super) const MODULE_WIDE_WORDS: &[&str] = &["backward", "backprop"];
+
 /// A file that never names torch (nor Lightning) and never calls `backward` builds no
 /// autograd graph of its own (a `loss(x, y)` of plain numbers in a lesson that precedes
 /// the tensors): only a function of another project file can hand it one. Read over the
