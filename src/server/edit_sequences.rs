@@ -244,3 +244,101 @@ fn a_backward_pass_typed_in_a_function_is_relinted_with_module_level_code() {
     assert!(before.is_empty(), "gradients computed by hand: {before:?}");
     assert_eq!(after.iter().map(|d| d.code).collect::<Vec<_>>(), ["OOM001"], "{after:?}");
 }
+
+/// An evaluation helper whose OOM002 depends on whether its callers run it under
+/// `torch.no_grad()`.
+const EVALUATE: &str = "def evaluate(model, val_loader):\n    model.eval()\n    for x, y in val_loader:\n        out = model(x)\n        print(out.sum().item())\n";
+
+/// The codes of `found`, in order.
+fn codes(found: &[Diagnostic]) -> Vec<&'static str> {
+    found.iter().map(|d| d.code).collect()
+}
+
+/// Taking a function's `with torch.no_grad():` out and putting it back, its lines
+/// rewritten whole (indentation and line break included), as an editor's undo does:
+/// what it decides reaches only that function's statements and what it calls, so only
+/// the function is relinted, whether it is the file's last or not.
+#[test]
+fn a_grad_mode_edit_inside_a_function_relints_only_that_function() {
+    let guarded = "    with torch.no_grad():\n        evaluate(model, val_loader)\n";
+    let bare = "    evaluate(model, val_loader)\n";
+    let train = "def train(model, loader, optimizer, criterion):\n    model.train()\n    losses = []\n    for x, y in loader:\n        optimizer.zero_grad()\n        loss = criterion(model(x), y)\n        optimizer.step()\n        losses.append(loss)\n";
+    for after in ["", "\n\ndef other(model):\n    return model\n"] {
+        let text = format!(
+            "import torch\nfrom evaluation import evaluate\n\n\n{train}\n\ndef validate(model, val_loader):\n{guarded}{after}"
+        );
+        let (before, removed, partial) = relint_after_edit(&text, guarded, bare);
+        assert!(partial, "only `validate` is relinted");
+        assert_eq!(codes(&before), ["OOM001"]);
+        assert_eq!(removed, before, "the helper is in another file");
+        let text = text.replacen(guarded, bare, 1);
+        let (_, restored, partial) = relint_after_edit(&text, bare, guarded);
+        assert!(partial, "putting it back relints only `validate` too");
+        assert_eq!(restored, before);
+    }
+}
+
+/// Near misses: a grad-mode edit that reaches other statements. The helper it calls (and
+/// what that calls in turn), a decorator of the file whose wrapper it changes, and a
+/// module-level `torch.set_grad_enabled(False)` all change findings outside the edited
+/// function, and a relint (partial or whole) finds them as a fresh lint does.
+#[test]
+fn a_grad_mode_edit_reaches_the_functions_it_decides_the_grad_mode_of() {
+    // A helper of the file called under the `with`, directly or through another.
+    let guarded = "    with torch.no_grad():\n        run_evaluation(model, val_loader)\n";
+    let bare = "    run_evaluation(model, val_loader)\n";
+    for through in ["", "def run_evaluation(model, val_loader):\n    evaluate(model, val_loader)\n\n\n"] {
+        let helper = if through.is_empty() {
+            EVALUATE.replace("def evaluate", "def run_evaluation")
+        } else {
+            EVALUATE.to_string()
+        };
+        let text = format!("import torch\n\n\n{helper}\n\n{through}def validate(model, val_loader):\n{guarded}");
+        let (before, after, partial) = relint_after_edit(&text, guarded, bare);
+        assert!(partial, "the edited function and the helpers it calls are relinted");
+        assert!(before.is_empty(), "{before:?}");
+        assert!(
+            !after.is_empty() && after.iter().all(|d| d.code == "OOM002"),
+            "the helper now runs with autograd on: {after:?}"
+        );
+    }
+    // A method of another class, called on an object under the `with`.
+    let method = EVALUATE.replace("def evaluate(", "def evaluate(self, ").replace('\n', "\n    ");
+    let guarded = "    with torch.no_grad():\n        evaluator.evaluate(model, val_loader)\n";
+    let text = format!(
+        "import torch\n\n\nclass Evaluator:\n    {method}\n\ndef validate(evaluator, model, val_loader):\n{guarded}"
+    );
+    let (before, after, partial) = relint_after_edit(&text, guarded, "    evaluator.evaluate(model, val_loader)\n");
+    assert!(partial, "the class defining the method is relinted with the function");
+    assert!(before.is_empty(), "{before:?}");
+    assert!(!after.is_empty() && after.iter().all(|d| d.code == "OOM002"), "{after:?}");
+    // The wrapper of a decorator of the file: the functions it decorates change.
+    let decorator = "def evaluation_mode(fn):\n    def wrapper(*args):\n        with torch.no_grad():\n            return fn(*args)\n    return wrapper\n";
+    let decorated = EVALUATE.replace("def evaluate", "@evaluation_mode\ndef evaluate");
+    let text = format!("import torch\n\n\n{decorator}\n\n{decorated}\n\nevaluate(model, val_loader)\n");
+    let (before, after, partial) = relint_after_edit(&text, "with torch.no_grad():", "with torch.enable_grad():");
+    assert!(partial, "the decorated function uses the decorator's name, so it is relinted");
+    assert!(before.is_empty(), "{before:?}");
+    assert!(!after.is_empty() && after.iter().all(|d| d.code == "OOM002"), "{after:?}");
+    // Module level: `torch.set_grad_enabled(False)` before the call decides the grad mode
+    // of every function called after it, and relints the whole file.
+    let text = format!("import torch\n\n\n{EVALUATE}\n\nmodel = load()\nevaluate(model, val_loader)\n");
+    let (before, after, partial) =
+        relint_after_edit(&text, "model = load()\n", "model = load()\ntorch.set_grad_enabled(False)\n");
+    assert!(!partial, "module-level code decides the grad mode of what it calls after");
+    assert_eq!(codes(&before), ["OOM002"]);
+    assert!(after.is_empty(), "{after:?}");
+}
+
+/// A module-level statement taken out of the blank space after a function, with an edit
+/// of the function's last line: the edit ends in that blank space, but the statement
+/// gone may be what module-level code read, so the whole file is relinted.
+#[test]
+fn a_module_level_statement_taken_out_after_a_body_relints_the_file() {
+    let text = format!("import torch\n\n\n{EVALUATE}model = load()\nevaluate(model, val_loader)\n");
+    let (before, after, partial) =
+        relint_after_edit(&text, "        print(out.sum().item())\nmodel = load()\n", "        print(out.sum())\n");
+    assert!(!partial, "a module-level statement was taken out");
+    assert_eq!(codes(&before), ["OOM002"]);
+    assert_eq!(codes(&after), ["OOM002"]);
+}

@@ -7,9 +7,17 @@
 //!   it stood, with the same text, and parses without errors before and after
 //!   (`FileLayout`), so its tree is the same;
 //! - each rule's text test and the whole-file suppression (`FileLayout`);
-//! - facts gathered over the whole file, found through words: imports, grad-mode words,
-//!   suppression comments (`GLOBAL_WORDS`) and the words each rule names
+//! - facts gathered over the whole file, found through words: imports, suppression
+//!   comments, frozen networks (`GLOBAL_WORDS`) and the words each rule names
 //!   (`crate::rules::file_wide_words`). An edit whose lines hold one is "risky";
+//! - grad mode: a `with torch.no_grad():`, an `@torch.no_grad()` on a nested function or a
+//!   `torch.set_grad_enabled(False)` statement inside a definition decides the grad mode
+//!   of the statements of its own body and, through calls, of the functions it calls,
+//!   which the relinted range takes in with their own callees (`relinted_range`); a
+//!   function made to return a detached value reaches its users, which it takes in too.
+//!   At module level the same words decide the grad mode of every later statement and of
+//!   the functions those call, but an edit there relints the whole file anyway. So
+//!   `torch`, `with`, `no_grad` and the other grad-mode words are not file-wide;
 //! - names: a function's or class's callers and callees read what it returns and how it
 //!   is called, so the range takes in the statements that use a name it defines and the
 //!   definitions it calls, transitively (`relinted_range`); an edit that adds or removes
@@ -41,20 +49,16 @@ pub struct EditRecord {
 }
 
 /// Words whose appearance in or next to an edit may change findings outside its
-/// statement: imports and grad mode, suppression comments, and the words of the facts
-/// the engine gathers over the whole file (frozen networks). Rules name theirs in
-/// `crate::rules::file_wide_words`.
+/// statement: imports and the scope of names, suppression comments, and the words of the
+/// facts the engine gathers over the whole file (frozen networks). Rules name theirs in
+/// `crate::rules::file_wide_words`. Grad-mode words are not among them: inside a
+/// definition they reach only the statements the relinted range takes in (see the
+/// module's documentation), and an edit outside every definition relints the file.
 const GLOBAL_WORDS: &[&str] = &[
     "import",
     "from",
     "global",
     "nonlocal",
-    "with",
-    "no_grad",
-    "inference_mode",
-    "set_grad_enabled",
-    "enable_grad",
-    "torch",
     "oomlint",
     "noqa",
     "NOQA",
@@ -189,9 +193,14 @@ fn is_word(c: char) -> bool {
 
 /// Whether `word`, which occurs as a whole word at `places` of `text`, is a name other
 /// statements may refer to: a function or class defined in `text` (at any depth: methods
-/// too) or a name an import binds. Judged by the lines where it occurs (not a parse of
-/// every line), and conservatively: an occurrence on an import line, or on a line
-/// holding only names, commas and brackets (an import list continued over lines), counts.
+/// too) or a name a `from` import binds. Judged by the lines where it occurs (not a parse
+/// of every line), and conservatively: an occurrence on a `from` import line, or on a
+/// line holding only names, commas and brackets (an import list continued over lines),
+/// counts. A plain `import` binds a module (`torch`, `np`): the facts that read every
+/// use of a name over the file are about functions of the file (their call sites decide
+/// their grad mode) and names a `from` import brings (whether each use of an old API's
+/// name can take the new one's arguments), so a use of a module taken in or out touches
+/// no other statement's finding.
 fn names_across_statements(text: &str, word: &str, places: &[usize]) -> bool {
     if KEYWORDS.contains(&word) {
         return false;
@@ -204,9 +213,10 @@ fn names_across_statements(text: &str, word: &str, places: &[usize]) -> bool {
         if let Some(rest) = code.strip_prefix("def ").or_else(|| code.strip_prefix("class ")) {
             return words_of(rest).next() == Some(word);
         }
-        code.starts_with("import ")
-            || code.starts_with("from ")
-            || code.chars().all(|c| is_word(c) || c.is_whitespace() || ",()\\".contains(c))
+        if let Some(modules) = code.strip_prefix("import ") {
+            return modules.contains(';');
+        }
+        code.starts_with("from ") || code.chars().all(|c| is_word(c) || c.is_whitespace() || ",()\\".contains(c))
     })
 }
 
@@ -239,6 +249,8 @@ const KEYWORDS: &[&str] = &[
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileLayout {
     units: Vec<(Range<usize>, bool)>,
+    /// Where the module-level statements (not a `def`, a `class` or a comment) start.
+    module_code: Vec<usize>,
     text_tests: Vec<bool>,
     ignores_whole_file: bool,
 }
@@ -247,9 +259,14 @@ impl FileLayout {
     pub fn of(tree: &Tree, text: &str) -> FileLayout {
         let root = tree.root_node();
         let mut cursor = root.walk();
-        let units = root.named_children(&mut cursor).map(|u| (u.byte_range(), u.has_error())).collect();
+        let units: Vec<Node> = root.named_children(&mut cursor).collect();
         FileLayout {
-            units,
+            units: units.iter().map(|u| (u.byte_range(), u.has_error())).collect(),
+            module_code: units
+                .iter()
+                .filter(|u| definition(**u).is_none() && u.kind() != "comment")
+                .map(|u| u.start_byte())
+                .collect(),
             text_tests: crate::rules::RULES
                 .iter()
                 .map(|rule| (rule.could_match)(text))
@@ -289,7 +306,16 @@ impl FileLayout {
         };
         let before = outside(self, &old_range, delta);
         let after = outside(now, range, 0);
-        before == after && after.iter().all(|(_, broken)| !broken)
+        // The edits lie inside definitions, or cover whole ones: a module-level statement
+        // in the range before and not after (or the reverse) is one they took away or
+        // made (a statement deleted in the blank space after a body, a line indented
+        // into one), which module-level code may read.
+        let module_code_in = |layout: &FileLayout, range: &Range<usize>| {
+            layout.module_code.iter().filter(|&&at| range.start <= at && at < range.end).count()
+        };
+        before == after
+            && after.iter().all(|(_, broken)| !broken)
+            && module_code_in(self, &old_range) == module_code_in(now, range)
     }
 }
 
@@ -329,12 +355,11 @@ pub fn relinted_range(tree: &Tree, text: &str, span: &Range<usize>) -> Option<Ra
     let root = tree.root_node();
     let mut cursor = root.walk();
     let units: Vec<Node> = root.named_children(&mut cursor).collect();
-    let inside_body = units.iter().find(|unit| {
-        let body = definition(**unit).and_then(|d| d.child_by_field_name("body"));
-        body.is_some_and(|b| b.start_byte() <= span.start && span.end <= b.end_byte())
-    });
+    let inside_body =
+        units.iter().find(|unit| body_region(text, **unit).is_some_and(|b| b.start <= span.start && span.end <= b.end));
     let mut range = match inside_body {
-        Some(unit) => unit.byte_range(),
+        // With the blank space after it the edits reach.
+        Some(unit) => unit.start_byte()..unit.end_byte().max(span.end),
         None => {
             // Only whole definitions and comments, nothing cut in two.
             let touched = units.iter().filter(|u| u.start_byte() < span.end && span.start < u.end_byte());
@@ -395,6 +420,20 @@ pub fn module_code(tree: &Tree, relinted: &Range<usize>) -> Vec<Range<usize>> {
         .map(|unit| unit.byte_range())
         .filter(|unit| unit.end <= relinted.start || relinted.end <= unit.start)
         .collect()
+}
+
+/// Where an edit stays inside the body of `unit`, a top-level `def` or `class`: from the
+/// end of its header (the `:` and a comment after it) to its end, and on over the blank
+/// space after it. An edit that rewrites a body's first or last lines whole covers their
+/// indentation and line break, which lie outside the body's own node; the blank space
+/// after the body may have held a statement the edit took away, which
+/// `FileLayout::same_outside` tells by the module-level statements in the range.
+fn body_region(text: &str, unit: Node) -> Option<Range<usize>> {
+    let body = definition(unit)?.child_by_field_name("body")?;
+    let start = body.prev_sibling().map_or(body.start_byte(), |header| header.end_byte());
+    let blank =
+        text[unit.end_byte()..].find(|c: char| !c.is_ascii_whitespace()).unwrap_or(text.len() - unit.end_byte());
+    Some(start..unit.end_byte() + blank)
 }
 
 /// The `def` or `class` a top-level statement is, through its decorators.
@@ -582,15 +621,27 @@ mod tests {
             35,
             36
         ));
-        // Renaming a function called elsewhere, or typing a grad-mode word: risky.
+        // Renaming a function called elsewhere, or typing an import: risky.
         assert!(risky(
             "import torch\n\ndef evaluatex(model):\n    total = 1\n\ndef main():\n    evaluate(m)\n",
             26,
             26,
             27
         ));
+        let import = "import torch\n\ndef evaluate(model):\n    import total = 1\n\ndef main():\n    evaluate(m)\n";
+        assert!(risky(import, 39, 39, 46));
+        // A grad-mode word, or a use of a module taken in or out, reaches only what the
+        // relinted range takes in (the functions called under it).
         let with = "import torch\n\ndef evaluate(model):\n    with total = 1\n\ndef main():\n    evaluate(m)\n";
-        assert!(risky(with, 39, 39, 44));
+        assert!(!risky(with, 39, 39, 44));
+        let no_grad =
+            "import torch\n\ndef evaluate(model):\n    torch.no_grad() total = 1\n\ndef main():\n    evaluate(m)\n";
+        assert!(!risky(no_grad, 39, 39, 55));
+        // A name a `from` import brings is read over the whole file (each use of an old
+        // API's name): risky.
+        let from = "from torch.cuda.amp import autocast\n\ndef f():\n    total = 1\n";
+        let used = "from torch.cuda.amp import autocast\n\ndef f():\n    autocast total = 1\n";
+        assert!(edit_is_risky(from, 50, 50, used, 59));
         // A function pasted that nothing calls is not; one whose name is used is.
         let pasted = "def helper(x):\n    return x\n\n";
         let new = format!("{pasted}{old}");
@@ -619,6 +670,11 @@ mod tests {
         // Inside `train`: it calls `helper`.
         let inside = at("y = helper");
         assert_eq!(relinted_range(&tree, text, &(inside..inside + 1)), Some(at("def helper")..at("\n\ndef alone")));
+        // A body's lines rewritten whole, their indentation and line break with them.
+        let lines = at("    pass")..text.len();
+        assert_eq!(relinted_range(&tree, text, &lines), Some(at("def alone")..text.len()));
+        let lines = at("    return x")..at("def train");
+        assert_eq!(relinted_range(&tree, text, &lines), Some(at("def helper")..at("\n\ndef alone")));
         // A header, or module-level code: the whole file.
         let header = at("(m):");
         assert_eq!(relinted_range(&tree, text, &(header..header + 1)), None);
