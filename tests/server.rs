@@ -720,6 +720,45 @@ async fn editing_a_caller_republishes_the_callee_in_another_file() {
     }
 }
 
+/// A file that defines a function of the same name as the one a caller calls, but that
+/// the caller does not import, is not a dependent of the caller: editing the caller
+/// republishes the callee it imports and leaves the other file alone.
+#[tokio::test]
+async fn editing_a_caller_relints_only_the_callee_it_imports() {
+    let files = [("evaluation.py", EVALUATION), ("other.py", EVALUATION), ("train.py", TRAIN_UNDER_NO_GRAD)];
+    let mut s =
+        Session::start_with_files(&files, json!({"window": {"workDoneProgress": true}}), json!({"debounceMs": 0}))
+            .await;
+    while s.next("$/progress").await["value"]["kind"] != "end" {}
+    let evaluation = s.open("evaluation.py", EVALUATION).await;
+    assert!(codes(&s.diagnostics(&evaluation).await).is_empty());
+    let other = s.open("other.py", EVALUATION).await;
+    // Nothing calls the other `evaluate`: its forward pass runs with autograd on.
+    assert_eq!(codes(&s.diagnostics(&other).await), ["OOM002"]);
+    let train = s.open("train.py", TRAIN_UNDER_NO_GRAD).await;
+    // Take `with torch.no_grad():` out, then put it back, a few times over: the callee is
+    // republished with its finding and then without each time; the other file never is.
+    let out =
+        json!({"range": {"start": {"line": 5, "character": 0}, "end": {"line": 6, "character": 8}}, "text": "    "});
+    let back = json!({"range": {"start": {"line": 5, "character": 0}, "end": {"line": 5, "character": 4}}, "text": "    with torch.no_grad():\n        "});
+    let mut published = Vec::new();
+    for round in 0..3 {
+        for (step, (edit, guarded)) in [(&out, false), (&back, true)].into_iter().enumerate() {
+            s.change(&train, 2 + 2 * round + step as i32, json!([edit])).await;
+            loop {
+                let message = s.next("textDocument/publishDiagnostics").await;
+                let uri = message["uri"].as_str().unwrap_or_default().to_string();
+                published.push(uri.clone());
+                if uri == evaluation && codes(&message).is_empty() == guarded {
+                    break;
+                }
+            }
+        }
+    }
+    assert!(published.contains(&train), "{published:?}");
+    assert!(!published.contains(&other), "the other `evaluate` was relinted: {published:?}");
+}
+
 /// An open notebook is part of the project as `check` reads it, its code cells joined:
 /// the caller in its cell silences OOM002 in the callee's file from disk at first, and
 /// editing the cell (not saved) republishes the callee's file with the finding.

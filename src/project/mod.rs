@@ -361,7 +361,8 @@ impl ProjectIndex {
     }
 
     /// The files whose findings may read what `change` altered in `changed`: those that
-    /// define a function it calls or passes around, and those that import it (its
+    /// define a function it calls or passes around and that it may import (a call reaches
+    /// another file only through imports: see `importers`), and those that import it (its
     /// decorators and return values). Always excludes `changed` itself.
     pub fn dependents(&self, changed: &Path, change: &Change) -> Vec<PathBuf> {
         let changed = normalize(changed);
@@ -369,6 +370,10 @@ impl ProjectIndex {
         for summary in [&change.before, &change.after].into_iter().flatten() {
             names.extend(summary.sites.keys().map(|k| &**k));
         }
+        // A file no longer indexed (deleted) imports nothing that can be told now: every
+        // file defining a name it called counts.
+        let number = self.files.get(&changed).map(|f| f.number);
+        let reaches = |path: &Path| number.is_none_or(|number| self.importers(path).contains(number));
         let module_names = module_names(&changed);
         let mut found: Vec<PathBuf> = self
             .files
@@ -379,7 +384,7 @@ impl ProjectIndex {
                 let defines = summary.functions.iter().any(|f| {
                     let last = f.name.rsplit('.').next().unwrap_or(&f.name);
                     names.contains(&last)
-                });
+                }) && reaches(path);
                 let imports = summary
                     .imports
                     .iter()
