@@ -230,16 +230,13 @@ impl Engine {
         let _parents = tree::index_parents(root);
         let mut syntax_errors = syntax::errors(root, source);
         syntax_errors.extend(syntax::too_deep(root));
-        let facts = Facts::new(source, root, path)
-            .with_project(settings.project.as_ref().map(|p| &*p.0))
-            .with_file_wide(file_wide);
         let mut diagnostics = Vec::new();
         let mut reported = HashSet::new();
         let matches = pattern::Matches { patterns: &self.patterns, ranges, max_start_depth: syntax::MAX_DEPTH };
         // The checks run after the walk: it hands the parent index the parents of every
         // statement it went through, which the checks then ask about.
         let mut found = Vec::new();
-        matches.for_each(root, source, &active, &mut |index, captures, ancestry| {
+        let identifiers = matches.for_each(root, source, &active, &mut |index, captures, ancestry| {
             let pattern = self.patterns.pattern(index);
             let holds = pattern.host.iter().all(|p| {
                 captures.iter().filter(|(c, _)| *c == p.capture()).all(|&(_, node)| p.holds(ancestry.of(node), source))
@@ -248,6 +245,10 @@ impl Engine {
                 found.push((pattern.rule, captures));
             }
         });
+        let facts = Facts::new(source, root, path)
+            .with_identifiers(identifiers)
+            .with_project(settings.project.as_ref().map(|p| &*p.0))
+            .with_file_wide(file_wide);
         for (rule, captures) in found {
             let rule = self.rules[rule];
             let Check::Query(check) = rule.check else { continue };

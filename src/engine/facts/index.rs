@@ -1,7 +1,9 @@
 //! Name bindings and call sites, found by name on demand rather than by walking the whole
-//! tree: a query for `loss` looks at the identifiers spelled `loss` (located by a text
-//! search, then mapped to tree nodes) and classifies each as a binding or a use. The cost
-//! is proportional to the names the rules ask about, not to the file's size.
+//! tree: a query for `loss` looks at the identifiers spelled `loss` and classifies each as
+//! a binding or a use. They are those the rules' matcher met when its walk went into the
+//! whole tree, else located by a text search and mapped to tree nodes (a relint of a few
+//! statements walks only those). The cost is proportional to the names the rules ask
+//! about, not to the file's size.
 
 use crate::engine::tree::{self, is_scope};
 use std::cell::RefCell;
@@ -132,6 +134,12 @@ pub struct FileIndex<'t> {
     /// Start offsets of every word in the text (identifiers, and words in strings and
     /// comments, which are filtered out when mapped to nodes), built on first use.
     words: std::cell::OnceCell<HashMap<&'t str, Vec<usize>>>,
+    /// Every identifier of the tree, in document order, when the rules' matcher walked
+    /// all of it (see `with_identifiers`): a name's occurrences are then read from
+    /// `named` instead of found through `words` and a descent to each.
+    walked: Option<Vec<Node<'t>>>,
+    /// `walked`, by spelling, built on first use.
+    named: std::cell::OnceCell<HashMap<&'t str, Vec<Node<'t>>>>,
     occurrences: RefCell<HashMap<String, Rc<[Node<'t>]>>>,
     bindings: RefCell<HashMap<String, Rc<[Binding<'t>]>>>,
     /// The bindings of a name made directly in one scope, per (scope, name). Each is
@@ -160,6 +168,8 @@ impl<'t> FileIndex<'t> {
             root,
             source,
             words: std::cell::OnceCell::new(),
+            walked: None,
+            named: std::cell::OnceCell::new(),
             occurrences: RefCell::default(),
             bindings: RefCell::default(),
             scoped: RefCell::default(),
@@ -168,6 +178,19 @@ impl<'t> FileIndex<'t> {
             grouped: RefCell::default(),
             texts: RefCell::default(),
         }
+    }
+
+    /// Look names up among `identifiers`, every identifier of the tree in document order
+    /// (a walk of the whole tree gathered them).
+    pub fn with_identifiers(mut self, identifiers: Vec<Node<'t>>) -> FileIndex<'t> {
+        self.walked = Some(identifiers);
+        self
+    }
+
+    /// The walked identifiers by spelling, when the index was given them.
+    fn named(&self) -> Option<&HashMap<&'t str, Vec<Node<'t>>>> {
+        let walked = self.walked.as_ref()?;
+        Some(self.named.get_or_init(|| by_spelling(walked, self.source)))
     }
 
     /// Where the first of `texts` starts inside `range` (anywhere: code, strings,
@@ -206,6 +229,9 @@ impl<'t> FileIndex<'t> {
         if let Some(all) = self.occurrences.borrow().get(name) {
             return starting_in(all, range).to_vec();
         }
+        if let Some(named) = self.named() {
+            return starting_in(named.get(name).map_or(&[], Vec::as_slice), range).to_vec();
+        }
         let positions = self.positions_in(name, range);
         identifiers_at(self.statements(), positions, name.len())
     }
@@ -217,6 +243,24 @@ impl<'t> FileIndex<'t> {
         let first = positions.partition_point(|&p| p < range.start);
         let last = positions.partition_point(|&p| p < range.end);
         &positions[first..last]
+    }
+
+    /// How many times `name` occurs inside `range`: as an identifier when the walked
+    /// identifiers are known, else as a word (in strings and comments too).
+    fn count_in(&self, name: &str, range: Range<usize>) -> usize {
+        match self.named() {
+            Some(named) => starting_in(named.get(name).map_or(&[], Vec::as_slice), range).len(),
+            None => self.positions_in(name, range).len(),
+        }
+    }
+
+    /// Whether `name` occurs in the file at all (as an identifier when the walked
+    /// identifiers are known, else as a word).
+    fn occurs(&self, name: &str) -> bool {
+        match self.named() {
+            Some(named) => named.contains_key(name),
+            None => self.words.get_or_init(|| word_offsets(self.source)).contains_key(name),
+        }
     }
 
     fn statements(&self) -> &[Node<'t>] {
@@ -268,7 +312,7 @@ impl<'t> FileIndex<'t> {
         }
         let candidates = if scope.id() == self.root.id() {
             self.module_level_occurrences(name)
-        } else if self.positions_in(name, scope.byte_range()).len() > LOCAL_OCCURRENCES {
+        } else if self.count_in(name, scope.byte_range()) > LOCAL_OCCURRENCES {
             let found: ScopeBindings<'t> =
                 self.grouped_bindings(name).by_scope.get(&scope.id()).cloned().unwrap_or_default().into();
             self.scoped.borrow_mut().insert(key, found.clone());
@@ -285,7 +329,6 @@ impl<'t> FileIndex<'t> {
     /// The identifiers spelled `name` outside the bodies of top-level functions and
     /// classes.
     fn module_level_occurrences(&self, name: &str) -> Vec<Node<'t>> {
-        let words = self.words.get_or_init(|| word_offsets(self.source));
         let bodies = self.definition_bodies.get_or_init(|| {
             let mut cursor = self.root.walk();
             self.root
@@ -303,6 +346,16 @@ impl<'t> FileIndex<'t> {
             let next = bodies.partition_point(|body| body.end <= *at);
             bodies.get(next).is_none_or(|body| *at < body.start)
         };
+        if let Some(named) = self.named() {
+            return named
+                .get(name)
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|n| outside_bodies(&n.start_byte()))
+                .collect();
+        }
+        let words = self.words.get_or_init(|| word_offsets(self.source));
         let positions: Vec<usize> = words.get(name).into_iter().flatten().copied().filter(outside_bodies).collect();
         identifiers_at(self.statements(), &positions, name.len())
     }
@@ -348,8 +401,7 @@ impl<'t> FileIndex<'t> {
     /// innermost scope that binds the name at all (a later one when none comes before,
     /// as for a name set further down a loop body).
     pub fn lookup(&self, name: &str, node: Node<'t>) -> Option<Binding<'t>> {
-        let words = self.words.get_or_init(|| word_offsets(self.source));
-        if !words.contains_key(name) {
+        if !self.occurs(name) {
             return None;
         }
         let at = node.start_byte();
@@ -509,7 +561,7 @@ impl<'t> FileIndex<'t> {
 fn word_offsets(source: &str) -> HashMap<&str, Vec<usize>> {
     let mut words: HashMap<&str, Vec<usize>> = HashMap::new();
     let bytes = source.as_bytes();
-    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+    let is_word = is_word_byte;
     let mut i = 0;
     while i < bytes.len() {
         if !is_word(bytes[i]) {
@@ -524,6 +576,31 @@ fn word_offsets(source: &str) -> HashMap<&str, Vec<usize>> {
         words.entry(&source[start..i]).or_default().push(start);
     }
     words
+}
+
+/// `identifiers` by spelling, each list in document order. Only an identifier that is a
+/// whole word of the text counts, as in `word_offsets`, so that a name's occurrences are
+/// the same whichever way they are found.
+fn by_spelling<'t>(identifiers: &[Node<'t>], source: &'t str) -> HashMap<&'t str, Vec<Node<'t>>> {
+    let bytes = source.as_bytes();
+    let is_word = |b: &u8| is_word_byte(*b);
+    let mut named: HashMap<&'t str, Vec<Node<'t>>> = HashMap::new();
+    for &identifier in identifiers {
+        let range = identifier.byte_range();
+        let whole_word = !range.is_empty()
+            && bytes[range.clone()].iter().all(is_word)
+            && !range.start.checked_sub(1).is_some_and(|before| is_word(&bytes[before]))
+            && !bytes.get(range.end).is_some_and(is_word);
+        if whole_word {
+            named.entry(&source[range]).or_default().push(identifier);
+        }
+    }
+    named
+}
+
+/// A byte of a word: an ASCII letter, digit or underscore, or part of a non-ASCII character.
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
 }
 
 /// The scope a node's own binding lands in: the innermost function, lambda or class
@@ -591,4 +668,84 @@ pub fn target_names(target: Node) -> Vec<Node> {
         }
     }
     names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::pattern::{Matches, PatternSet};
+
+    /// Names in code, strings, comments and f-string interpolations, soft keywords used as
+    /// names, names in nested scopes, and a name run into a character that is not part of
+    /// it (`a€`: the words of the text and the identifiers of the tree differ there).
+    const SOURCE: &str = "\
+import torch as t
+from m import model  # model in a comment
+match = print
+def train(model, loader):
+    total = 0
+    for x in loader:
+        loss = model(x)  # loss
+        total += loss
+        label = f\"{loss} model\"
+    def inner():
+        model = lambda model: model
+        return model
+    return total
+class Net:
+    model = 'model'
+    def forward(self, x):
+        return self.model(x)
+a€ = model
+model = Net()
+";
+
+    fn walked<'t>(root: Node<'t>, ranges: Option<&[Range<usize>]>, depth: u32) -> Option<Vec<Node<'t>>> {
+        let patterns = PatternSet::compile(&[(0, "(call) @c")]).expect("compile");
+        let matches = Matches { patterns: &patterns, ranges, max_start_depth: depth };
+        matches.for_each(root, SOURCE, &[true], &mut |_, _, _| {})
+    }
+
+    /// The index answers the same whether it reads names from the identifiers the
+    /// matcher's walk gathered or finds them from the words of the text.
+    #[test]
+    fn names_read_from_the_walk_are_those_found_from_the_words() {
+        let tree = crate::engine::parse(SOURCE).expect("parse");
+        let root = tree.root_node();
+        let identifiers = walked(root, None, u32::MAX).expect("the walk went into every node");
+        assert!(identifiers.iter().all(|n| n.kind() == "identifier"));
+        let from_words = FileIndex::new(root, SOURCE);
+        let from_walk = FileIndex::new(root, SOURCE).with_identifiers(identifiers.clone());
+        let ids = |nodes: &[Node]| nodes.iter().map(|n| n.id()).collect::<Vec<_>>();
+        let binding = |b: Option<Binding>| b.map(|b| (b.statement.id(), b.scope, b.visible_from));
+        let mut names: Vec<&str> = word_offsets(SOURCE).into_keys().collect();
+        names.sort_unstable();
+        for name in names {
+            assert_eq!(ids(&from_walk.occurrences(name)), ids(&from_words.occurrences(name)), "{name}");
+            assert_eq!(
+                ids(&from_walk.occurrences_in(name, 40..200)),
+                ids(&from_words.occurrences_in(name, 40..200)),
+                "{name}"
+            );
+            assert_eq!(from_walk.bindings_in(root, name).len(), from_words.bindings_in(root, name).len(), "{name}");
+            for &at in &identifiers {
+                assert_eq!(binding(from_walk.lookup(name, at)), binding(from_words.lookup(name, at)), "{name}");
+            }
+        }
+        // `a` of `a€` is an identifier but not a word of the text: neither way finds it.
+        assert!(identifiers.iter().any(|n| tree::text(*n, SOURCE) == "a"));
+        assert!(from_walk.occurrences("a").is_empty());
+        assert_eq!(from_walk.occurrences("model").len(), 11);
+    }
+
+    /// Only a walk that went into every node knows every identifier.
+    #[test]
+    fn a_walk_that_skips_nodes_gathers_no_identifiers() {
+        let tree = crate::engine::parse(SOURCE).expect("parse");
+        let root = tree.root_node();
+        let start = 0..10;
+        assert!(walked(root, Some(std::slice::from_ref(&start)), u32::MAX).is_none());
+        assert!(walked(root, None, 3).is_none());
+        assert!(walked(root, None, u32::MAX).is_some_and(|ids| ids.len() > 30));
+    }
 }

@@ -138,6 +138,17 @@ impl<'t> Facts<'t> {
         value
     }
 
+    /// Look names up among `identifiers`, every identifier of the tree in document order,
+    /// when a walk of the whole tree gathered them (`pattern::Matches::for_each`).
+    pub fn with_identifiers(self, identifiers: Option<Vec<Node<'t>>>) -> Facts<'t> {
+        if let Some(identifiers) = identifiers {
+            let index = FileIndex::new(self.root, self.source).with_identifiers(identifiers);
+            // A fresh `Facts` has no index yet.
+            let _ = self.index.set(index);
+        }
+        self
+    }
+
     /// Let the facts ask the project about callers, decorators and callees elsewhere.
     pub fn with_project(mut self, project: Option<&'t dyn ProjectFacts>) -> Facts<'t> {
         let linted = ParsedFile { path: self.path, source: self.source, root: self.root };

@@ -4,11 +4,12 @@
 //! set of captures reported once).
 
 use super::{Operand, PatternSet, Step, Test, TextPredicate};
-use crate::engine::tree::{self, StatementWalk};
+use crate::engine::tree::{self, KindSet, StatementWalk};
 use std::cell::RefCell;
 use std::num::NonZeroU16 as FieldId;
 use std::ops::Range;
 use std::rc::Rc;
+use std::sync::OnceLock;
 use tree_sitter::Node;
 
 pub type Captures<'t> = Vec<(u32, Node<'t>)>;
@@ -25,13 +26,19 @@ pub struct Matches<'a> {
 impl Matches<'_> {
     /// Call `found(pattern, captures, ancestry)` for each match of a pattern whose rule
     /// is `active`, in document order of the matches' roots, whose text predicates hold.
+    /// Returns the tree's identifiers, in document order, when the walk went into every
+    /// node (no ranges, nothing below the depth limit): the facts look names up among
+    /// them instead of searching the text for each name and descending to it.
     pub fn for_each<'t>(
         &self,
         root: Node<'t>,
         source: &str,
         active: &[bool],
         found: &mut dyn FnMut(usize, Captures<'t>, &Ancestry<'_, 't>),
-    ) {
+    ) -> Option<Vec<Node<'t>>> {
+        let identifier = identifier_kinds();
+        let mut identifiers = Vec::new();
+        let mut complete = self.ranges.is_none();
         let mut cursor = root.walk();
         let mut depth = 0u32;
         // The nodes the walk is inside of, outermost first.
@@ -51,6 +58,9 @@ impl Matches<'_> {
             }
             if let Some((_, parents, _)) = statement.as_mut() {
                 parents.visit(node);
+            }
+            if identifier.contains(node) {
+                identifiers.push(node);
             }
             let inside = self.ranges.is_none_or(|ranges| ranges.iter().any(|range| intersects(node, range)));
             if inside {
@@ -79,8 +89,10 @@ impl Matches<'_> {
                 path.push(node);
                 continue;
             }
+            let leaf = node.child_count() == 0;
+            complete &= leaf;
             if let Some((_, _, whole)) = statement.as_mut() {
-                *whole &= node.child_count() == 0;
+                *whole &= leaf;
             }
             loop {
                 if cursor.goto_next_sibling() {
@@ -99,7 +111,14 @@ impl Matches<'_> {
             }
         }
         offer(statement);
+        complete.then_some(identifiers)
     }
+}
+
+/// The kind ids spelled `identifier` (keywords used as names are aliased to it).
+fn identifier_kinds() -> &'static KindSet {
+    static IDENTIFIER: OnceLock<KindSet> = OnceLock::new();
+    IDENTIFIER.get_or_init(|| KindSet::of(&["identifier"]).expect("the grammar has identifiers"))
 }
 
 /// Hand a statement's parents to the parent index when the walk went into all of it.
