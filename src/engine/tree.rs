@@ -158,9 +158,9 @@ struct StatementParents {
     /// The nodes that have children, the statement first, each stored once however many
     /// children it has.
     parents: Vec<ffi::TSNode>,
-    /// Every node below the statement, sorted by id: its id and its parent's place in
-    /// `parents`.
-    children: Vec<(usize, u32)>,
+    /// Every node below the statement, sorted by where it starts, then by id: its start,
+    /// its id and its parent's place in `parents`.
+    children: Vec<(u32, usize, u32)>,
 }
 
 impl StatementParents {
@@ -188,9 +188,10 @@ impl StatementParents {
         parents.finish()
     }
 
-    fn parent_of(&self, id: usize) -> Option<ffi::TSNode> {
-        let at = self.children.binary_search_by_key(&id, |&(child, _)| child).ok()?;
-        Some(self.parents[self.children[at].1 as usize])
+    fn parent_of(&self, node: Node) -> Option<ffi::TSNode> {
+        let key = (node.start_byte() as u32, node.id());
+        let at = self.children.binary_search_by_key(&key, |&(start, id, _)| (start, id)).ok()?;
+        Some(self.parents[self.children[at].2 as usize])
     }
 }
 
@@ -201,7 +202,7 @@ impl StatementParents {
 #[derive(Default)]
 pub struct StatementWalk {
     parents: Vec<ffi::TSNode>,
-    children: Vec<(usize, u32)>,
+    children: Vec<(u32, usize, u32)>,
     /// The place in `parents` of each node the walk is inside of.
     open: Vec<u32>,
 }
@@ -209,7 +210,8 @@ pub struct StatementWalk {
 impl StatementWalk {
     pub fn visit(&mut self, node: Node) {
         if let Some(&parent) = self.open.last() {
-            self.children.push((node.id(), parent));
+            // Offsets are 32-bit in tree-sitter.
+            self.children.push((node.start_byte() as u32, node.id(), parent));
         }
     }
 
@@ -224,7 +226,16 @@ impl StatementWalk {
     }
 
     fn finish(mut self) -> StatementParents {
-        self.children.sort_unstable_by_key(|&(id, _)| id);
+        // A walk in document order meets the nodes sorted by where they start: only those
+        // that start together (a call, its callee, the callee's object) are put in order
+        // of id, instead of sorting every node of the statement by id.
+        if self.children.is_sorted_by_key(|&(start, _, _)| start) {
+            for together in self.children.chunk_by_mut(|a, b| a.0 == b.0) {
+                together.sort_unstable_by_key(|&(_, id, _)| id);
+            }
+        } else {
+            self.children.sort_unstable_by_key(|&(start, id, _)| (start, id));
+        }
         self.parents.shrink_to_fit();
         StatementParents { parents: self.parents, children: self.children }
     }
@@ -298,7 +309,7 @@ impl ParentIndex {
                 return Some(root);
             }
             let below = self.below[at].get_or_insert_with(|| StatementParents::new(statement));
-            if let Some(parent) = below.parent_of(node.id()) {
+            if let Some(parent) = below.parent_of(node) {
                 self.last = at;
                 return Some(raw(parent));
             }
@@ -544,6 +555,39 @@ value = {'k': [1, (2, 3)]}
         assert_eq!(offered, Some(root.child_count() as usize));
         for node in every_node(root) {
             assert_eq!(parent(node).map(|p| p.id()), node.parent().map(|p| p.id()), "{}", node.kind());
+        }
+    }
+
+    /// The parents of a statement are found by where each node starts and its id, both
+    /// when the walk met the nodes in document order and when it did not (here: each
+    /// node's children last to first).
+    #[test]
+    fn a_statements_parents_are_found_whatever_order_the_walk_met_them_in() {
+        fn walk_backwards(node: Node, parents: &mut StatementWalk) {
+            parents.visit(node);
+            let mut cursor = node.walk();
+            let children: Vec<Node> = node.children(&mut cursor).collect();
+            if !children.is_empty() {
+                parents.descend(node);
+                for child in children.into_iter().rev() {
+                    walk_backwards(child, parents);
+                }
+                parents.ascend();
+            }
+        }
+        let tree = crate::engine::parse(SOURCE).expect("parse");
+        let root = tree.root_node();
+        let mut cursor = root.walk();
+        for statement in root.children(&mut cursor) {
+            let mut backwards = StatementWalk::default();
+            walk_backwards(statement, &mut backwards);
+            for parents in [StatementParents::new(statement), backwards.finish()] {
+                for node in every_node(statement).into_iter().filter(|n| n.id() != statement.id()) {
+                    // SAFETY: the parents stored are nodes of `tree`, alive here.
+                    let found = parents.parent_of(node).map(|p| unsafe { Node::from_raw(p) }.id());
+                    assert_eq!(found, node.parent().map(|p| p.id()), "{}", node.kind());
+                }
+            }
         }
     }
 
