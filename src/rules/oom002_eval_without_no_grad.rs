@@ -431,11 +431,16 @@ fn after_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t 
 
 /// The `network.eval()` call that `after_eval_call` describes.
 fn last_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<Node<'t>> {
+    let mode_calls = mode_calls(checker, tree::enclosing_body(call));
+    // Most bodies set no mode before a call: then which network it runs does not matter.
+    if mode_calls.first().is_none_or(|first| first.start_byte() >= call.start_byte()) {
+        return None;
+    }
     // A method helper (`self._run_batch(batch)`) runs whichever network `self` holds.
     let network = network_name(checker, call);
     let source = checker.source();
     let mut evaluated = None;
-    for &mode_call in mode_calls(checker, tree::enclosing_body(call)).iter() {
+    for &mode_call in mode_calls.iter() {
         if mode_call.start_byte() >= call.start_byte() {
             break;
         }
