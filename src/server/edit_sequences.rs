@@ -265,7 +265,7 @@ fn a_grad_mode_edit_inside_a_function_relints_only_that_function() {
     let train = "def train(model, loader, optimizer, criterion):\n    model.train()\n    losses = []\n    for x, y in loader:\n        optimizer.zero_grad()\n        loss = criterion(model(x), y)\n        optimizer.step()\n        losses.append(loss)\n";
     for after in ["", "\n\ndef other(model):\n    return model\n"] {
         let text = format!(
-            "import torch\nfrom evaluation import evaluate\n\n\n{train}\n\ndef validate(model, val_loader):\n{guarded}{after}"
+            "import torch\nfrom torch.utils.data import DataLoader\nfrom evaluation import evaluate\n\n\n{train}\n\ndef validate(model, val_loader):\n{guarded}{after}"
         );
         let (before, removed, partial) = relint_after_edit(&text, guarded, bare);
         assert!(partial, "only `validate` is relinted");

@@ -194,9 +194,10 @@ fn is_word(c: char) -> bool {
 /// Whether `word`, which occurs as a whole word at `places` of `text`, is a name other
 /// statements may refer to: a function or class defined in `text` (at any depth: methods
 /// too) or a name a `from` import binds. Judged by the lines where it occurs (not a parse
-/// of every line), and conservatively: an occurrence on a `from` import line, or on a
-/// line holding only names, commas and brackets (an import list continued over lines),
-/// counts. A plain `import` binds a module (`torch`, `np`): the facts that read every
+/// of every line), and conservatively: an occurrence after `import` on a `from` import
+/// line, or on a line holding only names, commas and brackets (an import list continued
+/// over lines), counts. A plain `import` binds a module (`torch`, `np`), and the path of a
+/// `from` import names the module it imports from: the facts that read every
 /// use of a name over the file are about functions of the file (their call sites decide
 /// their grad mode) and names a `from` import brings (whether each use of an old API's
 /// name can take the new one's arguments), so a use of a module taken in or out touches
@@ -216,7 +217,12 @@ fn names_across_statements(text: &str, word: &str, places: &[usize]) -> bool {
         if let Some(modules) = code.strip_prefix("import ") {
             return modules.contains(';');
         }
-        code.starts_with("from ") || code.chars().all(|c| is_word(c) || c.is_whitespace() || ",()\\".contains(c))
+        // `from a.b import c as d`: the module's path binds nothing.
+        if let Some(import) = code.strip_prefix("from ") {
+            let names = import.split_once(" import").map_or(import, |(_, names)| names);
+            return words_of(names).any(|w| w == word);
+        }
+        code.chars().all(|c| is_word(c) || c.is_whitespace() || ",()\\".contains(c))
     })
 }
 
@@ -638,10 +644,12 @@ mod tests {
             "import torch\n\ndef evaluate(model):\n    torch.no_grad() total = 1\n\ndef main():\n    evaluate(m)\n";
         assert!(!risky(no_grad, 39, 39, 55));
         // A name a `from` import brings is read over the whole file (each use of an old
-        // API's name): risky.
+        // API's name): risky. The module it comes from is not.
         let from = "from torch.cuda.amp import autocast\n\ndef f():\n    total = 1\n";
         let used = "from torch.cuda.amp import autocast\n\ndef f():\n    autocast total = 1\n";
         assert!(edit_is_risky(from, 50, 50, used, 59));
+        let used = "from torch.cuda.amp import autocast\n\ndef f():\n    torch.no_grad() total = 1\n";
+        assert!(!edit_is_risky(from, 50, 50, used, 66));
         // A function pasted that nothing calls is not; one whose name is used is.
         let pasted = "def helper(x):\n    return x\n\n";
         let new = format!("{pasted}{old}");
