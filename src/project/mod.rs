@@ -15,6 +15,7 @@
 
 mod importers;
 mod resolve;
+mod resummary;
 pub mod summary;
 
 use crate::diagnostic::Related;
@@ -93,6 +94,9 @@ struct Indexed {
     /// `text` is the code the engine reads (an editor's buffer: a notebook's code cells
     /// joined), not the file's text.
     text_is_code: bool,
+    /// The syntax tree of `text`, for an editor's buffer: its next version is summarised
+    /// from this one's summary, walking only what changed (`resummary`).
+    tree: Option<tree_sitter::Tree>,
     /// What each function returns (see `summary::returned_values`), worked out the first
     /// time a rule asks.
     returns: OnceLock<Vec<TensorValue>>,
@@ -106,6 +110,7 @@ impl Indexed {
             summary: OnceLock::from(summary),
             text,
             text_is_code: false,
+            tree: None,
             returns: OnceLock::new(),
         }
     }
@@ -118,6 +123,7 @@ impl Indexed {
             summary: OnceLock::new(),
             text: Some(text),
             text_is_code: false,
+            tree: None,
             returns: OnceLock::new(),
         }
     }
@@ -140,6 +146,13 @@ impl Indexed {
                 _ => Arc::new(summarize_text(path, text).unwrap_or_default()),
             }
         })
+    }
+
+    /// The summary of `code` (parsed to `tree`), the buffer's next version, drawn from
+    /// this one's when its tree is at hand.
+    fn resummarize(&self, code: &str, tree: &tree_sitter::Tree) -> Option<FileSummary> {
+        let (old, text, old_tree) = (self.summary.get()?, self.text.as_deref()?, self.tree.as_ref()?);
+        resummary::resummarize(old, text, old_tree, code, tree)
     }
 
     /// Whether the file may call or use a function named `name`: its summary has sites
@@ -296,12 +309,13 @@ impl ProjectIndex {
         let returns = current
             .filter(|f| f.returns.get().is_some())
             .map(|_| parsed(&path, text, summary::returned_values).unwrap_or_default());
-        Prepared { path, content, summary, text: Arc::from(text), text_is_code: false, returns }
+        Prepared { path, content, summary, text: Arc::from(text), text_is_code: false, tree: None, returns }
     }
 
     /// `prepare` for an editor's buffer whose syntax tree is at hand: `code` is what the
     /// engine lints (a notebook's code cells joined) and `tree` its tree, so nothing is
-    /// parsed again.
+    /// parsed again, and when the index holds the buffer's last version with its tree,
+    /// only the statements that changed are walked.
     pub fn prepare_buffer(&self, path: &Path, code: Arc<str>, tree: &tree_sitter::Tree) -> Prepared {
         let path = normalize(path);
         let content = content_hash(&code);
@@ -309,15 +323,19 @@ impl ProjectIndex {
         let summary = match self.by_content.get(&content) {
             Some(known) => Some(known.clone()),
             None if current.is_some_and(|f| f.content == content) => None,
-            None => Some(Arc::new(summary::summarize(&code, tree.root_node()))),
+            None => Some(Arc::new(
+                current
+                    .and_then(|f| f.resummarize(&code, tree))
+                    .unwrap_or_else(|| summary::summarize(&code, tree.root_node())),
+            )),
         };
         let returns =
             current.filter(|f| f.returns.get().is_some()).map(|_| summary::returned_values(&code, tree.root_node()));
-        Prepared { path, content, summary, text: code, text_is_code: true, returns }
+        Prepared { path, content, summary, text: code, text_is_code: true, tree: Some(tree.clone()), returns }
     }
 
     pub fn apply(&mut self, prepared: Prepared) -> Change {
-        let Prepared { path, content, summary, text, text_is_code, returns } = prepared;
+        let Prepared { path, content, summary, text, text_is_code, tree, returns } = prepared;
         let before = self.files.get(&path).map(|f| f.summary(&path).clone());
         let old_content = self.files.get(&path).map(|f| f.content);
         let returns_changed = match (self.files.get(&path).and_then(|f| f.returns.get()), &returns) {
@@ -338,7 +356,7 @@ impl ProjectIndex {
         match &summary {
             Some(summary) => {
                 self.by_content.insert(content, summary.clone());
-                let indexed = Indexed { text_is_code, ..Indexed::new(content, summary.clone(), Some(text)) };
+                let indexed = Indexed { text_is_code, tree, ..Indexed::new(content, summary.clone(), Some(text)) };
                 if let Some(returns) = returns {
                     let _ = indexed.returns.set(returns);
                 }
@@ -423,6 +441,7 @@ pub struct Prepared {
     summary: Option<Arc<FileSummary>>,
     text: Arc<str>,
     text_is_code: bool,
+    tree: Option<tree_sitter::Tree>,
     /// What its functions return, worked out when the index had been asked it before.
     returns: Option<Vec<TensorValue>>,
 }

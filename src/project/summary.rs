@@ -44,6 +44,8 @@ pub struct Import {
     pub path: Box<str>,
     /// The function (index into `functions`) the import is made in; `None` at module level.
     pub scope: Option<u32>,
+    /// 1-based line of the statement.
+    pub line: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -189,17 +191,28 @@ pub fn returned_values(source: &str, root: Node) -> Vec<TensorValue> {
 }
 
 fn walk<'s, 't>(source: &'s str, root: Node<'t>) -> Walk<'s, 't> {
-    let mut walk = Walk {
-        source,
-        summary: FileSummary::default(),
-        known: HashSet::new(),
-        receivers: HashMap::new(),
-        returns: Vec::new(),
-    };
-    walk.summary.has_syntax_errors = root.has_error();
-    walk.declare_top_level(root);
-    walk.visit(root);
+    let mut walk = Walk::new(source, root);
+    walk.visit(root, Vec::new());
     walk
+}
+
+/// What the top-level `statements` of `root` tell, as a walk of the whole file would
+/// record it from them when `imported` are the names the imports before them bind: their
+/// functions numbered from 0. `resummary` puts it in place of what the old text's
+/// statements told.
+pub(super) fn summarize_statements<'s>(
+    source: &'s str,
+    root: Node,
+    statements: &[Node],
+    imported: impl IntoIterator<Item = &'s str>,
+) -> FileSummary {
+    let mut walk = Walk::new(source, root);
+    walk.known.extend(imported);
+    let top = Context { function: None, class: None, switch: None, nested: false };
+    for &statement in statements {
+        walk.visit(statement, vec![(root, top, top, false)]);
+    }
+    walk.summary
 }
 
 struct Walk<'s, 't> {
@@ -215,6 +228,20 @@ struct Walk<'s, 't> {
 }
 
 impl<'s, 't> Walk<'s, 't> {
+    /// A walk of `root`'s text that knows its module-level definitions.
+    fn new(source: &'s str, root: Node<'t>) -> Walk<'s, 't> {
+        let mut walk = Walk {
+            source,
+            summary: FileSummary::default(),
+            known: HashSet::new(),
+            receivers: HashMap::new(),
+            returns: Vec::new(),
+        };
+        walk.summary.has_syntax_errors = root.has_error();
+        walk.declare_top_level(root);
+        walk
+    }
+
     fn text(&self, node: Node) -> &'s str {
         tree::text(node, self.source)
     }
@@ -236,16 +263,15 @@ impl<'s, 't> Walk<'s, 't> {
         }
     }
 
-    /// One pre-order walk with a tree cursor, keeping the path from the root (each
-    /// node's parent and grand-parent are known without asking the tree, which finds
-    /// them by a descent from the root).
-    fn visit(&mut self, root: Node<'t>) {
+    /// One pre-order walk of `start` with a tree cursor, keeping the path from the root
+    /// (each node's parent and grand-parent are known without asking the tree, which
+    /// finds them by a descent from the root); `path` is the path above `start`.
+    fn visit(&mut self, start: Node<'t>, mut path: Vec<(Node<'t>, Context<'t>, Context<'t>, bool)>) {
         let grammar = &*GRAMMAR;
         let top = Context { function: None, class: None, switch: None, nested: false };
         // Each node on the path with the context inside it and the one it was given, and
         // whether it is a `def` or `class`.
-        let mut path: Vec<(Node<'t>, Context<'t>, Context<'t>, bool)> = Vec::new();
-        let mut cursor = root.walk();
+        let mut cursor = start.walk();
         let mut context = top;
         let mut node = cursor.node();
         loop {
@@ -476,6 +502,7 @@ impl<'s, 't> Walk<'s, 't> {
 
     fn import(&mut self, statement: Node<'t>, context: Context<'t>) {
         let scope = context.function;
+        let line = statement.start_position().row as u32 + 1;
         let mut cursor = statement.walk();
         if statement.kind() == "import_statement" {
             for name in statement.children_by_field_name("name", &mut cursor) {
@@ -493,7 +520,7 @@ impl<'s, 't> Walk<'s, 't> {
                         (path.split('.').next().unwrap_or(path), path.split('.').next().unwrap_or(path))
                     }
                 };
-                self.add_import(bound, 0, path, scope);
+                self.add_import(bound, 0, path, scope, line);
             }
             return;
         }
@@ -519,13 +546,13 @@ impl<'s, 't> Walk<'s, 't> {
                 _ => (self.text(name), self.text(name)),
             };
             let path = if module_path.is_empty() { imported.to_string() } else { format!("{module_path}.{imported}") };
-            self.add_import(bound, level.min(u8::MAX as usize) as u8, &path, scope);
+            self.add_import(bound, level.min(u8::MAX as usize) as u8, &path, scope, line);
         }
     }
 
-    fn add_import(&mut self, bound: &'s str, level: u8, path: &str, scope: Option<u32>) {
+    fn add_import(&mut self, bound: &'s str, level: u8, path: &str, scope: Option<u32>, line: u32) {
         self.known.insert(bound);
-        self.summary.imports.push(Import { name: bound.into(), level, path: path.into(), scope });
+        self.summary.imports.push(Import { name: bound.into(), level, path: path.into(), scope, line });
     }
 }
 
