@@ -343,6 +343,12 @@ impl ProjectIndex {
             _ => false,
         };
         if old_content == Some(content) {
+            // The same text: from the disk (a buffer closed, its text saved), the tree
+            // kept for the buffer's next version goes with the buffer; from a buffer, it
+            // is kept.
+            if let Some(file) = self.files.get_mut(&path) {
+                file.tree = tree;
+            }
             return Change { changed: false, before: before.clone(), after: before };
         }
         self.forget_imports();
@@ -644,6 +650,23 @@ mod tests {
         index.forget_imports();
         let callers = index.session(None).callers(eval, "evaluate");
         assert_eq!((callers.disabled, callers.enabled.is_some()), (1, false), "{callers:?}");
+    }
+
+    /// An open buffer's tree is kept for its next version's summary, and let go with the
+    /// buffer: a closed file's text comes from the disk again, the same text or not.
+    #[test]
+    fn a_buffer_keeps_its_tree_until_it_is_closed() {
+        let path = Path::new("/p/train.py");
+        let tree_kept = |index: &ProjectIndex| index.files[path].tree.is_some();
+        let mut index = ProjectIndex::default();
+        for closed in [CALLER.to_string(), format!("{CALLER}\nprint(total)\n")] {
+            let tree = crate::engine::parse(CALLER).expect("parses");
+            let prepared = index.prepare_buffer(path, Arc::from(CALLER), &tree);
+            index.apply(prepared);
+            assert!(tree_kept(&index));
+            index.update(path, &closed);
+            assert!(!tree_kept(&index), "{closed:?}");
+        }
     }
 
     /// The linted file's summary comes from its lint's tree only when that tree is of the
