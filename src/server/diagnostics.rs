@@ -25,7 +25,7 @@ pub type Published = Vec<(Uri, i32, Vec<lsp::Diagnostic>)>;
 pub struct Snapshot {
     /// The documents linted together (one for a file, each code cell of a notebook),
     /// with the version and text of each.
-    pub members: Vec<(Uri, i32, String)>,
+    pub members: Vec<(Uri, i32, Arc<str>)>,
     pub source: SourceKind,
     tree: Option<tree_sitter::Tree>,
     pub path: PathBuf,
@@ -45,18 +45,18 @@ impl Snapshot {
     /// The target as it is now, and what to tell the user about the configuration (each
     /// message once).
     pub fn take(state: &mut State, target: &Target) -> Option<(Snapshot, Vec<(MessageType, String)>)> {
-        let members: Vec<(Uri, i32, String)> = state
+        let members: Vec<(Uri, i32, Arc<str>)> = state
             .members(target)?
             .into_iter()
-            .map(|uri| state.documents.get(&uri).map(|d| (uri, d.version, d.text.clone())))
+            .map(|uri| state.documents.get_mut(&uri).map(|d| (d.version, d.shared_text())).map(|(v, t)| (uri, v, t)))
             .collect::<Option<_>>()?;
         let (source, tree) = match target {
             Target::File(uri) => {
                 let tree = state.documents.get_mut(uri).and_then(|d| d.tree().cloned());
-                (SourceKind::Python(members[0].2.clone()), tree)
+                (SourceKind::Python(members[0].2.to_string()), tree)
             }
             Target::Notebook(_) => {
-                let texts: Vec<&str> = members.iter().map(|(_, _, text)| text.as_str()).collect();
+                let texts: Vec<&str> = members.iter().map(|(_, _, text)| &**text).collect();
                 (SourceKind::Cells(Cells::from_texts(&texts)), None)
             }
         };

@@ -35,7 +35,11 @@ pub struct Document {
     /// Changes not yet reparsed, and the text the tree was last parsed from (kept only
     /// while some wait).
     pending: Vec<PendingEdit>,
-    parsed_text: Option<String>,
+    parsed_text: Option<Arc<str>>,
+    /// The current text, shared by the lint and the project index that read this
+    /// version: made the first time one asks (`shared_text`), so that neither copies a
+    /// large document per version, and kept as the text parsed last by the next change.
+    shared: Option<Arc<str>>,
 }
 
 /// A change applied to the text and marked in the tree, waiting for the reparse.
@@ -64,7 +68,13 @@ impl Document {
             file_wide: Arc::default(),
             pending: Vec::new(),
             parsed_text: None,
+            shared: None,
         }
+    }
+
+    /// The current text, shared: copied once per version, whoever asks.
+    pub fn shared_text(&mut self) -> Arc<str> {
+        self.shared.get_or_insert_with(|| Arc::from(self.text.as_str())).clone()
     }
 
     /// The syntax tree of the current text, reparsed incrementally if changes wait; the
@@ -83,7 +93,7 @@ impl Document {
 
     fn reparse(&mut self) {
         let pending = std::mem::take(&mut self.pending);
-        let parsed_text = self.parsed_text.take().unwrap_or_default();
+        let parsed_text = self.parsed_text.take().unwrap_or_else(|| Arc::from(""));
         let records: Vec<EditRecord> = pending
             .iter()
             .map(|e| EditRecord {
@@ -178,8 +188,9 @@ impl Document {
         if start > end {
             return Err(format!("edit range ends before it starts ({start} > {end})"));
         }
+        let shared = self.shared.take();
         if self.pending.is_empty() {
-            self.parsed_text = Some(self.text.clone());
+            self.parsed_text = Some(shared.unwrap_or_else(|| Arc::from(self.text.as_str())));
             self.told = self.tree.clone();
         }
         // The parser is told of an insertion or a deletion at the rightmost place that gives
@@ -270,6 +281,21 @@ mod tests {
     fn change(line: u32, from: u32, to: u32, text: &str) -> TextDocumentContentChangeEvent {
         let range = Range { start: Position { line, character: from }, end: Position { line, character: to } };
         TextDocumentContentChangeEvent { range: Some(range), range_length: None, text: text.to_string() }
+    }
+
+    /// The lint and the index of one version share one copy of its text, and the next
+    /// change keeps that copy as the text parsed last instead of copying it again.
+    #[test]
+    fn the_text_is_shared_once_per_version() {
+        let mut document = Document::new("x = 1\n".to_string(), 1);
+        let first = document.shared_text();
+        assert!(Arc::ptr_eq(&first, &document.shared_text()));
+        document.apply(&change(0, 4, 5, "2"), Encoding::Utf16, 2).unwrap();
+        assert!(document.parsed_text.as_ref().is_some_and(|parsed| Arc::ptr_eq(parsed, &first)));
+        let second = document.shared_text();
+        assert_eq!((&*first, &*second), ("x = 1\n", "x = 2\n"));
+        assert!(document.apply(&change(9, 0, 1, "x"), Encoding::Utf16, 3).is_err());
+        assert!(Arc::ptr_eq(&second, &document.shared_text()), "a refused edit changes nothing");
     }
 
     #[test]

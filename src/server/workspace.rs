@@ -177,7 +177,7 @@ impl Backend {
                 // A byte-order mark is not code: the index reads the text without it.
                 let parsed = !crate::lint::is_notebook(&path) && !document.text.starts_with('\u{feff}');
                 match document.tree().cloned().filter(|_| parsed) {
-                    Some(tree) => Content::Code(Arc::from(document.text.as_str()), Some(tree)),
+                    Some(tree) => Content::Code(document.shared_text(), Some(tree)),
                     None => Content::Text(document.text.clone()),
                 }
             });
