@@ -128,6 +128,28 @@ fn host_predicates_see_the_ancestors_the_tree_has() {
     assert!(asked > 500, "too few host predicates asked: {asked}");
 }
 
+/// A pattern is tried only at roots whose text holds what its predicates require of a
+/// capture every match has: a capture inside an alternative may be missing from a match
+/// (and then its predicate holds), a negated predicate requires nothing, and a required
+/// text may overlap itself or end where the root ends.
+#[test]
+fn a_pattern_is_skipped_only_where_its_required_text_is_missing() {
+    let queries = [
+        "(call function: [(identifier) @name (attribute)] (#eq? @name \"foo\")) @call",
+        "(call function: (attribute attribute: (identifier) @method) (#eq? @method \"append\")) @call",
+        "((identifier) @name (#any-of? @name \"ab\" \"abab\"))",
+        "((identifier) @name (#not-eq? @name \"ab\"))",
+    ];
+    let source = "foo()\nbar.baz()\nqux()\nxs.append(y)\nappended(x)\nabab = ab + aba\nf(a, # append\n b)\n";
+    let tree = parse(source).expect("parse");
+    for query in queries {
+        let expected = by_tree_sitter(&Query::new(&language(), query).expect("tree-sitter compiles it"), &tree, source);
+        let patterns = PatternSet::compile(&[(0, query)]).unwrap_or_else(|(_, e)| panic!("{e}"));
+        assert!(!expected.is_empty(), "{query}");
+        assert_eq!(by_oomlint(&patterns, &tree, source), expected, "{query}");
+    }
+}
+
 #[test]
 fn what_the_matcher_does_not_understand_is_an_error() {
     for query in [

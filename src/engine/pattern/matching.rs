@@ -45,6 +45,7 @@ impl Matches<'_> {
         let mut path: Vec<Node<'t>> = Vec::new();
         let mut captures = Vec::new();
         let mut seen: Vec<Captures<'t>> = Vec::new();
+        let mut texts = RequiredTexts::new(&self.patterns.literals, source);
         let known = KnownChildren::default();
         // The top-level statement being walked, the parents of its nodes so far, and
         // whether the walk has gone into all of it (it skips what lies outside the ranges
@@ -68,7 +69,8 @@ impl Matches<'_> {
                 known.forget();
                 for &index in candidates {
                     let pattern = &self.patterns.patterns[index as usize];
-                    if !active.get(pattern.rule).copied().unwrap_or(false) {
+                    if !active.get(pattern.rule).copied().unwrap_or(false) || !texts.one_inside(&pattern.required, node)
+                    {
                         continue;
                     }
                     match_node(&pattern.root, node, &known, &mut captures, &mut |captures| {
@@ -119,6 +121,43 @@ impl Matches<'_> {
 fn identifier_kinds() -> &'static KindSet {
     static IDENTIFIER: OnceLock<KindSet> = OnceLock::new();
     IDENTIFIER.get_or_init(|| KindSet::of(&["identifier"]).expect("the grammar has identifiers"))
+}
+
+/// Where the texts patterns require (`PatternSet::literals`) occur in one file, each
+/// searched for the first time a pattern asks: a search of the text is far cheaper than
+/// trying a pattern at every call.
+struct RequiredTexts<'a> {
+    literals: &'a [String],
+    source: &'a str,
+    /// By literal: every place it starts, overlapping ones included, once searched.
+    found: Vec<Option<Vec<usize>>>,
+}
+
+impl<'a> RequiredTexts<'a> {
+    fn new(literals: &'a [String], source: &'a str) -> RequiredTexts<'a> {
+        RequiredTexts { literals, source, found: vec![None; literals.len()] }
+    }
+
+    /// Whether `node`'s text holds one of `required` (true when nothing is required).
+    fn one_inside(&mut self, required: &[u32], node: Node) -> bool {
+        required.is_empty()
+            || required.iter().any(|&literal| {
+                let text = &self.literals[literal as usize];
+                let source = self.source;
+                let starts = self.found[literal as usize].get_or_insert_with(|| {
+                    let finder = memchr::memmem::Finder::new(text);
+                    let mut starts = Vec::new();
+                    let mut from = 0;
+                    while let Some(at) = finder.find(&source.as_bytes()[from..]) {
+                        starts.push(from + at);
+                        from += at + 1;
+                    }
+                    starts
+                });
+                let first = starts.partition_point(|&at| at < node.start_byte());
+                starts.get(first).is_some_and(|&at| at + text.len() <= node.end_byte())
+            })
+    }
 }
 
 /// Hand a statement's parents to the parent index when the walk went into all of it.

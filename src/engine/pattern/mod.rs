@@ -32,6 +32,8 @@ pub struct PatternSet {
     capture_names: Vec<String>,
     /// By node kind id: the patterns whose root can be a node of that kind, in order.
     by_root: Vec<Vec<u32>>,
+    /// The texts patterns require (`Pattern::required`), each once.
+    literals: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -42,6 +44,11 @@ pub struct Pattern {
     text: Vec<TextPredicate>,
     /// Asked by the engine of each match the text predicates let through.
     pub host: Vec<HostPredicate>,
+    /// The pattern matches only where its root's text holds one of these (numbers in
+    /// `PatternSet::literals`); empty where it requires no text. Read from a predicate
+    /// that fixes the whole text of a capture every match has (`#eq? @method "append"`):
+    /// that node lies inside the root, so a root whose text lacks them is not tried.
+    required: Vec<u32>,
 }
 
 /// One node of a pattern.
@@ -91,9 +98,22 @@ impl PatternSet {
     pub fn compile(queries: &[(usize, &str)]) -> Result<PatternSet, (usize, String)> {
         let mut capture_names = Vec::new();
         let mut patterns = Vec::new();
+        let mut literals: Vec<String> = Vec::new();
         for &(rule, query) in queries {
             let parsed = parse::patterns(query, &mut capture_names).map_err(|e| (rule, e))?;
-            patterns.extend(parsed.into_iter().map(|(root, text, host)| Pattern { rule, root, text, host }));
+            for (root, text, host) in parsed {
+                let required = required_texts(&root, &text)
+                    .into_iter()
+                    .map(|literal| match literals.iter().position(|known| *known == literal) {
+                        Some(known) => known as u32,
+                        None => {
+                            literals.push(literal);
+                            literals.len() as u32 - 1
+                        }
+                    })
+                    .collect();
+                patterns.push(Pattern { rule, root, text, host, required });
+            }
         }
         let kinds = crate::engine::language().node_kind_count();
         let mut by_root = vec![Vec::new(); kinds];
@@ -105,7 +125,7 @@ impl PatternSet {
                 by_root[kind as usize].push(index as u32);
             }
         }
-        Ok(PatternSet { patterns, capture_names, by_root })
+        Ok(PatternSet { patterns, capture_names, by_root, literals })
     }
 
     pub fn capture_names(&self) -> &[String] {
@@ -117,7 +137,35 @@ impl PatternSet {
     }
 }
 
+/// The texts one of which a match's root must hold (see `Pattern::required`): those of the
+/// first positive `#eq?` against a string or `#any-of?` on a capture that every match
+/// has (none inside an alternative, which another match may take instead); none when
+/// there is no such predicate, or when one of its texts is empty (held anywhere).
+fn required_texts(root: &Step, text: &[TextPredicate]) -> Vec<String> {
+    let mut every_match = Vec::new();
+    root.captures_of_every_match(&mut every_match);
+    let required = text.iter().find_map(|predicate| match predicate {
+        TextPredicate::Eq { capture, to: Operand::Text(value), positive: true } if every_match.contains(capture) => {
+            Some(vec![value.clone()])
+        }
+        TextPredicate::AnyOf { capture, values, positive: true } if every_match.contains(capture) => {
+            Some(values.clone())
+        }
+        _ => None,
+    });
+    required.filter(|texts| texts.iter().all(|t| !t.is_empty())).unwrap_or_default()
+}
+
 impl Step {
+    /// The captures of this step and of the steps below it outside alternatives: those
+    /// every match of the step has.
+    fn captures_of_every_match(&self, into: &mut Vec<u32>) {
+        into.extend(&self.captures);
+        for child in &self.children {
+            child.captures_of_every_match(into);
+        }
+    }
+
     /// The kinds of node this step can match, or `None` for a wildcard.
     fn root_kinds(&self) -> Option<Vec<u16>> {
         match &self.test {
