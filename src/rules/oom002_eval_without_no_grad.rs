@@ -137,7 +137,7 @@ fn runs_network_through_helper<'t>(checker: &Checker<'_, 't>, call: Node<'t>) ->
 /// `model.train() ... loss.backward(); optimizer.step()` then `model.eval(); model(x)`: a
 /// function without a loop (full-batch training) that validates after its training step.
 fn validates_after_training<'t>(checker: &Checker<'_, 't>, function: Node<'t>, call: Node<'t>) -> bool {
-    let Some(eval_call) = last_eval_call(checker, call) else { return false };
+    let Some(eval_call) = last_eval_call(checker, call, function) else { return false };
     let source = checker.source();
     checker.facts.calls_named(TRAINING_CALLS, function).into_iter().all(|c| {
         c.end_byte() <= eval_call.start_byte()
@@ -341,7 +341,20 @@ fn wrap_fix(checker: &Checker, loop_: Node) -> Option<Fix> {
 /// Why this call is evaluation code, in words for the message; `None` when it is not.
 fn evaluation_reason<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<String> {
     let source = checker.source();
-    let function = tree::enclosing_function(call).filter(|f| f.kind() == "function_definition");
+    // One climb to the enclosing function, noting the loops on the way: asked of every
+    // call a network could make.
+    let mut loops = Vec::new();
+    let mut enclosing = None;
+    for ancestor in tree::ancestors(call) {
+        if tree::is_function(ancestor.kind()) {
+            enclosing = Some(ancestor);
+            break;
+        }
+        if ancestor.kind() == "for_statement" {
+            loops.push(ancestor);
+        }
+    }
+    let function = enclosing.filter(|f| f.kind() == "function_definition");
     if let Some(name) = function.and_then(|f| f.child_by_field_name("name")).map(|n| checker.text(n)) {
         if heuristics::is_framework_no_grad_hook(name) || name == "training_step" || is_test_case(checker, function?) {
             return None;
@@ -350,10 +363,7 @@ fn evaluation_reason<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<St
             return Some(format!("in evaluation function `{name}`"));
         }
     }
-    for ancestor in tree::ancestors_in_function(call) {
-        if ancestor.kind() != "for_statement" {
-            continue;
-        }
+    for ancestor in loops {
         let Some(iterable) = ancestor.child_by_field_name("right") else { continue };
         let data = tree::descendants(iterable)
             .filter(|n| n.kind() == "identifier")
@@ -363,7 +373,8 @@ fn evaluation_reason<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<St
             return Some(format!("in a loop over `{data}`"));
         }
     }
-    after_eval_call(checker, call).map(|receiver| format!("after `{receiver}.eval()`"))
+    let body = enclosing.unwrap_or(checker.facts.root);
+    after_eval_call(checker, call, body).map(|receiver| format!("after `{receiver}.eval()`"))
 }
 
 /// A pytest test function or a unittest test method: memory there is not worth a finding.
@@ -424,14 +435,15 @@ fn mode_calls<'t>(checker: &Checker<'_, 't>, body: Node<'t>) -> std::rc::Rc<[Nod
 }
 
 /// The receiver of a `network.eval()` (or `network.train(False)`) made before `call` in
-/// the same body on the network `call` runs, and not undone by `network.train()`.
-fn after_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t str> {
-    last_eval_call(checker, call).and_then(tree::method_receiver).map(|r| checker.text(r))
+/// `body` (the function or module `call` runs in, `tree::enclosing_body`) on the network
+/// `call` runs, and not undone by `network.train()`.
+fn after_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>, body: Node<'t>) -> Option<&'t str> {
+    last_eval_call(checker, call, body).and_then(tree::method_receiver).map(|r| checker.text(r))
 }
 
 /// The `network.eval()` call that `after_eval_call` describes.
-fn last_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<Node<'t>> {
-    let mode_calls = mode_calls(checker, tree::enclosing_body(call));
+fn last_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>, body: Node<'t>) -> Option<Node<'t>> {
+    let mode_calls = mode_calls(checker, body);
     // Most bodies set no mode before a call: then which network it runs does not matter.
     if mode_calls.first().is_none_or(|first| first.start_byte() >= call.start_byte()) {
         return None;
