@@ -72,6 +72,10 @@ fn identifiers_at<'t>(statements: &[Node<'t>], positions: &[usize], len: usize) 
     found
 }
 
+/// A file's identifiers by spelling. Hashed with foldhash rather than SipHash: every
+/// identifier of the file is hashed into it, and names are short.
+type Spellings<'t> = HashMap<&'t str, Vec<Node<'t>>, foldhash::fast::RandomState>;
+
 /// Identifies a scope: the function, lambda or class node, or the module root.
 pub type ScopeId = usize;
 
@@ -139,7 +143,7 @@ pub struct FileIndex<'t> {
     /// `named` instead of found through `words` and a descent to each.
     walked: Option<Vec<Node<'t>>>,
     /// `walked`, by spelling, built on first use.
-    named: std::cell::OnceCell<HashMap<&'t str, Vec<Node<'t>>>>,
+    named: std::cell::OnceCell<Spellings<'t>>,
     occurrences: RefCell<HashMap<String, Rc<[Node<'t>]>>>,
     bindings: RefCell<HashMap<String, Rc<[Binding<'t>]>>>,
     /// The bindings of a name made directly in one scope, per (scope, name). Each is
@@ -188,7 +192,7 @@ impl<'t> FileIndex<'t> {
     }
 
     /// The walked identifiers by spelling, when the index was given them.
-    fn named(&self) -> Option<&HashMap<&'t str, Vec<Node<'t>>>> {
+    fn named(&self) -> Option<&Spellings<'t>> {
         let walked = self.walked.as_ref()?;
         Some(self.named.get_or_init(|| by_spelling(walked, self.source)))
     }
@@ -581,10 +585,10 @@ fn word_offsets(source: &str) -> HashMap<&str, Vec<usize>> {
 /// `identifiers` by spelling, each list in document order. Only an identifier that is a
 /// whole word of the text counts, as in `word_offsets`, so that a name's occurrences are
 /// the same whichever way they are found.
-fn by_spelling<'t>(identifiers: &[Node<'t>], source: &'t str) -> HashMap<&'t str, Vec<Node<'t>>> {
+fn by_spelling<'t>(identifiers: &[Node<'t>], source: &'t str) -> Spellings<'t> {
     let bytes = source.as_bytes();
     let is_word = |b: &u8| is_word_byte(*b);
-    let mut named: HashMap<&'t str, Vec<Node<'t>>> = HashMap::new();
+    let mut named = Spellings::default();
     for &identifier in identifiers {
         let range = identifier.byte_range();
         let whole_word = !range.is_empty()
