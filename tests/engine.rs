@@ -225,6 +225,26 @@ fn a_parenthesized_starred_item_in_an_expression_list_is_parsed_around() {
 }
 
 #[test]
+fn a_bracket_left_open_before_a_definition_breaks_only_its_own_line() {
+    // A call typed as far as its bracket: error recovery had read the function after it
+    // as broken too, its decorator apart from it, and reported OOM002 there.
+    let source = "import torch\n\n\ndef train(model, loader, optimizer):\n    for x, y in loader:\n        \
+                  loss = model(x).sum()\n        loss.backward()\n        scaled = loss.item(\n        \
+                  optimizer.step()\n    return 1\n\n\n@torch.no_grad()\ndef evaluate(model, loader):\n    \
+                  model.eval()\n    for x, y in loader:\n        out = model(x)\n        print(out.sum().item())\n";
+    let tree = parse(source).unwrap();
+    assert!(!tree.root_node().has_error());
+    let mut cursor = tree.root_node().walk();
+    let kinds: Vec<&str> = tree.root_node().named_children(&mut cursor).map(|n| n.kind()).collect();
+    assert_eq!(kinds, ["import_statement", "function_definition", "decorated_definition"]);
+    let report = Engine::get().lint(source, Path::new("t.py"), &RuleSettings::default());
+    assert_eq!(report.diagnostics, Vec::new());
+    let bracket = source.find("item(").unwrap() + "item".len();
+    let errors: Vec<(usize, &str)> = report.syntax_errors.iter().map(|e| (e.offset, e.message.as_str())).collect();
+    assert_eq!(errors, [(bracket, "cannot parse: `(` was never closed")]);
+}
+
+#[test]
 fn code_nested_too_deeply_is_reported_and_the_rest_is_linted() {
     // Each level nests a call, its arguments and a lambda: 30,000 levels of the syntax
     // tree, where the query matcher once took minutes and then dropped findings.

@@ -80,7 +80,13 @@ thread_local! {
 /// the tree has errors and the text has such an item, it is parsed again with the star
 /// blanked (offsets unchanged; the item reads as a parenthesized expression) and the tree
 /// with fewer errors is kept. `docs/grammar-gaps.md` lists what the grammar misses.
+///
+/// A bracket still open where a `def` or `class` starts a line at column 0
+/// (`syntax::unclosed_brackets`) is read as a space: its syntax error stays on its line,
+/// and is reported from the text.
 pub fn parse(source: &str) -> Option<Tree> {
+    let source = syntax::blanked(source, &syntax::unclosed_brackets(source));
+    let source = source.as_ref();
     let tree = reparse(source, None)?;
     if !tree.root_node().has_error() {
         return Some(tree);
@@ -228,7 +234,8 @@ impl Engine {
         };
         let root = tree.root_node();
         let _parents = tree::index_parents(root);
-        let mut syntax_errors = syntax::errors(root, source);
+        let mut syntax_errors = syntax::unclosed_bracket_errors(source);
+        syntax_errors.extend(syntax::errors(root, source));
         syntax_errors.extend(syntax::too_deep(root));
         let mut diagnostics = Vec::new();
         let mut reported = HashSet::new();

@@ -130,6 +130,7 @@ pub fn apply_fixes(text: &str, fixes: &[&Fix], line_ending: &str) -> String {
 }
 
 fn error_count(text: &str) -> usize {
-    parse(&crate::source::lone_carriage_returns_as_newlines(text))
-        .map_or(usize::MAX, |tree| syntax::error_count(tree.root_node()))
+    let text = crate::source::lone_carriage_returns_as_newlines(text);
+    parse(&text)
+        .map_or(usize::MAX, |tree| syntax::error_count(tree.root_node()) + syntax::unclosed_brackets(&text).len())
 }

@@ -5,7 +5,7 @@
 use super::incremental::{self, EditRecord};
 use super::position::{Encoding, to_offset};
 use crate::engine::facts::FileWideFacts;
-use crate::engine::reparse;
+use crate::engine::{reparse, syntax};
 use crate::source::LineIndex;
 use std::ops::Range;
 use std::sync::Arc;
@@ -22,6 +22,9 @@ pub struct Document {
     /// parser is told of them (`shared_run`); `tree` has them marked as typed, which
     /// tells what the reparse changed.
     told: Option<Tree>,
+    /// The brackets the tree was parsed with blanked (`syntax::unclosed_brackets`), in
+    /// the offsets of the text it was parsed from.
+    blanked: Vec<usize>,
     pub index: LineIndex,
     /// Changes applied since the findings last stored for this document, each reparsed.
     pub edits: Vec<EditRecord>,
@@ -47,6 +50,8 @@ struct PendingEdit {
     start: usize,
     old_end: usize,
     new_end: usize,
+    /// The same change as the parser is told of it (start, old end, new end).
+    told: (usize, usize, usize),
     /// The edit's own text says it may affect findings outside its statement.
     risky: bool,
     /// It typed or deleted a quote or `#`: code may have become a string or comment.
@@ -58,6 +63,7 @@ impl Document {
         let tree = crate::engine::parse(&text);
         let index = LineIndex::new(&text);
         Document {
+            blanked: syntax::unclosed_brackets(&text),
             text,
             version,
             tree,
@@ -106,7 +112,31 @@ impl Document {
             })
             .collect();
         let Some((span, delta)) = incremental::dirty_span(&records) else { return };
-        let reparsed = reparse(&self.text, self.told.take().as_ref().or(self.tree.as_ref()));
+        // The brackets blanked before and now differ where a bracket was closed, or left
+        // open: the trees learn of those bytes as changed too.
+        let blanked = syntax::unclosed_brackets(&self.text);
+        let mut told = self.told.take();
+        let typed_edits = pending.iter().map(|e| (e.start, e.old_end, e.new_end));
+        let told_edits = pending.iter().map(|e| e.told);
+        for (tree, edits) in [(&mut self.tree, typed_edits.collect::<Vec<_>>()), (&mut told, told_edits.collect())] {
+            let before = moved(&self.blanked, &edits);
+            for &at in
+                before.iter().filter(|at| !blanked.contains(at)).chain(blanked.iter().filter(|at| !before.contains(at)))
+            {
+                if let Some(tree) = tree {
+                    tree.edit(&InputEdit {
+                        start_byte: at,
+                        old_end_byte: at + 1,
+                        new_end_byte: at + 1,
+                        start_position: point(&self.index, at),
+                        old_end_position: point(&self.index, at + 1),
+                        new_end_position: point(&self.index, at + 1),
+                    });
+                }
+            }
+        }
+        let reparsed = reparse(&syntax::blanked(&self.text, &blanked), told.as_ref().or(self.tree.as_ref()));
+        self.blanked = blanked;
         // The record covers every place whose syntax the changes altered, as if those
         // places had been retyped too.
         let (mut from, mut to) = (span.start, span.end);
@@ -245,9 +275,25 @@ impl Document {
         if let Some(tree) = &mut self.tree {
             tree.edit(&typed);
         }
-        self.pending.push(PendingEdit { start, old_end: end, new_end, risky, quotes_or_comment });
+        let told = (told.start_byte, told.old_end_byte, told.new_end_byte);
+        self.pending.push(PendingEdit { start, old_end: end, new_end, told, risky, quotes_or_comment });
         Ok(())
     }
+}
+
+/// Where `offsets` of a text are after `edits` (start, old end, new end) applied in
+/// order; an offset an edit replaced is gone.
+fn moved(offsets: &[usize], edits: &[(usize, usize, usize)]) -> Vec<usize> {
+    offsets
+        .iter()
+        .filter_map(|&at| {
+            edits.iter().try_fold(at, |at, &(start, old_end, new_end)| match at {
+                _ if at < start => Some(at),
+                _ if at >= old_end => Some(at + new_end - old_end),
+                _ => None,
+            })
+        })
+        .collect()
 }
 
 /// How far the text at `from` repeats the text at `to` (`from < to`), in whole
@@ -308,6 +354,26 @@ mod tests {
         assert_eq!(document.tree().unwrap().root_node().to_sexp(), fresh.tree().unwrap().root_node().to_sexp());
         assert!(document.apply(&change(9, 0, 1, "x"), Encoding::Utf16, 4).is_err());
         assert_eq!(document.text, fresh.text, "a refused edit changes nothing");
+    }
+
+    #[test]
+    fn a_bracket_typed_open_and_closed_before_a_definition_reparses_to_the_fresh_tree() {
+        let text = "def f(loss):\n    y = loss.item\n    return y\n\n\n@torch.no_grad()\ndef g():\n    pass\n";
+        let mut document = Document::new(text.to_string(), 1);
+        let fresh = |text: &str| crate::engine::parse(text).unwrap().root_node().to_sexp();
+        document.apply(&change(1, 17, 17, "("), Encoding::Utf16, 2).unwrap();
+        // The open bracket is read as a space: the tree has no error, and is reparsed.
+        let tree = document.tree().unwrap().clone();
+        assert!(!tree.root_node().has_error());
+        assert_eq!(tree.root_node().to_sexp(), fresh(&document.text));
+        assert_eq!(document.blanked, [text.find("item").unwrap() + 4]);
+        document.apply(&change(1, 18, 18, "x"), Encoding::Utf16, 3).unwrap();
+        document.apply(&change(1, 19, 19, ")"), Encoding::Utf16, 4).unwrap();
+        assert_eq!(document.tree().unwrap().root_node().to_sexp(), fresh(&document.text));
+        assert!(document.blanked.is_empty());
+        document.apply(&change(1, 17, 20, ""), Encoding::Utf16, 5).unwrap();
+        assert_eq!(document.text, text);
+        assert_eq!(document.tree().unwrap().root_node().to_sexp(), fresh(text));
     }
 
     #[test]
