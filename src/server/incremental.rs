@@ -115,46 +115,46 @@ pub fn changes_words_of_other_statements(
             let outside = places.iter().any(|&at| at < region.start || region.end < at + word.len());
             outside && names_across_statements(text, word, places)
         };
-        // A few words (typing) are each searched for; many (a paste) are found in one
-        // pass over the text's words, not one search of a large file per word.
+        // A few words (typing) are each searched for; many (a paste) are first looked up
+        // among the words the text's lines name (one pass over its lines, not one search
+        // of a large file per word), and only those are searched for.
         if words.len() <= FEW_WORDS {
             let everywhere = 0..0;
             return words.iter().any(|word| reach(word, &uses_outside(text, word, &everywhere).collect::<Vec<_>>()));
         }
-        let wanted: std::collections::HashSet<&str> = words.iter().copied().collect();
-        let mut found: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
-        for (at, word) in word_positions(text) {
-            if wanted.contains(word) {
-                found.entry(word).or_default().push(at);
-            }
-        }
-        found.iter().any(|(word, places)| reach(word, places))
+        let named = named_by_lines(text);
+        words.iter().any(|word| {
+            !KEYWORDS.contains(word) && named.contains(word) && uses_outside(text, word, region).next().is_some()
+        })
     })
+}
+
+/// The words of `text` that a line names for other statements, as
+/// `names_across_statements` judges an occurrence by its line: the name a `def` or
+/// `class` line defines, the names a `from` line imports, and every word of an `import`
+/// line holding `;` or of a line whose code holds only names, commas and brackets.
+fn named_by_lines(text: &str) -> std::collections::HashSet<&str> {
+    let mut named = std::collections::HashSet::new();
+    for line in text.split('\n') {
+        let code = line.split('#').next().unwrap_or("").trim();
+        let code = code.strip_prefix("async ").unwrap_or(code);
+        if let Some(rest) = code.strip_prefix("def ").or_else(|| code.strip_prefix("class ")) {
+            named.extend(words_of(rest).next());
+        } else if let Some(modules) = code.strip_prefix("import ") {
+            if modules.contains(';') {
+                named.extend(words_of(line));
+            }
+        } else if let Some(import) = code.strip_prefix("from ") {
+            named.extend(words_of(import.split_once(" import").map_or(import, |(_, names)| names)));
+        } else if code.chars().all(|c| is_word(c) || c.is_whitespace() || ",()\\".contains(c)) {
+            named.extend(words_of(line));
+        }
+    }
+    named
 }
 
 /// How many changed words are searched for one by one.
 const FEW_WORDS: usize = 8;
-
-/// Each identifier-like word of `text` with where it starts: the words `words_of` gives.
-fn word_positions(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    let mut rest = text.char_indices().peekable();
-    std::iter::from_fn(move || {
-        loop {
-            let (start, c) = rest.next()?;
-            if !is_word(c) {
-                continue;
-            }
-            let mut end = start + c.len_utf8();
-            while let Some(&(at, c)) = rest.peek().filter(|(_, c)| is_word(*c)) {
-                end = at + c.len_utf8();
-                rest.next();
-            }
-            if !c.is_ascii_digit() {
-                return Some((start, &text[start..end]));
-            }
-        }
-    })
-}
 
 /// Whether a word of the lines `region` of `text` spans is one `wanted` names.
 fn lines_hold(text: &str, region: &Range<usize>, wanted: impl Fn(&str) -> bool) -> bool {
@@ -693,12 +693,21 @@ mod tests {
     }
 
     #[test]
-    fn word_positions_are_where_the_words_of_a_text_start() {
-        let text = "x2 = a—bc(2y, _z)\né1 = 3.5e4";
-        let found: Vec<(usize, &str)> = word_positions(text).collect();
-        assert_eq!(found.iter().map(|(_, w)| *w).collect::<Vec<_>>(), words_of(text).collect::<Vec<_>>());
-        assert!(found.iter().all(|&(at, w)| &text[at..at + w.len()] == w));
-        assert_eq!(found, [(0, "x2"), (5, "a"), (9, "bc"), (16, "_z"), (20, "é1")]);
+    fn the_words_lines_name_are_those_whose_occurrences_name_them() {
+        let text = "import torch as T  # model\nimport os; import re\nfrom a import (b,\n    c)\n\nclass Net(Base):\n    def forward(self, x):\n        \
+                    return helper(x)\n\nasync def run():\n    main()\n# loss here\nx = y\n";
+        let named = named_by_lines(text);
+        for word in words_of(text) {
+            let places: Vec<usize> = uses_outside(text, word, &(0..0)).collect();
+            let by_occurrence = !KEYWORDS.contains(&word) && names_across_statements(text, word, &places);
+            assert_eq!(!KEYWORDS.contains(&word) && named.contains(word), by_occurrence, "{word}");
+        }
+        for word in ["b", "c", "Net", "forward", "run", "main", "loss"] {
+            assert!(named.contains(word), "{word}");
+        }
+        for word in ["torch", "T", "model", "a", "Base", "self", "y"] {
+            assert!(!named.contains(word), "{word}");
+        }
     }
 
     #[test]
