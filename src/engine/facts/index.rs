@@ -135,9 +135,12 @@ pub struct Binding<'t> {
 pub struct FileIndex<'t> {
     root: Node<'t>,
     source: &'t str,
-    /// Start offsets of every word in the text (identifiers, and words in strings and
-    /// comments, which are filtered out when mapped to nodes), built on first use.
-    words: std::cell::OnceCell<HashMap<&'t str, Vec<usize>>>,
+    /// Start offsets of each word asked about in the text (identifiers, and words in
+    /// strings and comments, which are filtered out when mapped to nodes), found by a
+    /// search of the text per word on first use: a relint of a few statements asks about
+    /// a few dozen names, and a table of every word of a long file cost more than
+    /// searching for those.
+    words: RefCell<HashMap<String, Rc<[usize]>>>,
     /// Every identifier of the tree, in document order, when the rules' matcher walked
     /// all of it (see `with_identifiers`): a name's occurrences are then read from
     /// `named` instead of found through `words` and a descent to each.
@@ -171,7 +174,7 @@ impl<'t> FileIndex<'t> {
         FileIndex {
             root,
             source,
-            words: std::cell::OnceCell::new(),
+            words: RefCell::default(),
             walked: None,
             named: std::cell::OnceCell::new(),
             occurrences: RefCell::default(),
@@ -237,16 +240,25 @@ impl<'t> FileIndex<'t> {
             return starting_in(named.get(name).map_or(&[], Vec::as_slice), range).to_vec();
         }
         let positions = self.positions_in(name, range);
-        identifiers_at(self.statements(), positions, name.len())
+        identifiers_at(self.statements(), &positions, name.len())
     }
 
     /// Where the word `name` starts inside `range` (code, strings and comments alike).
-    fn positions_in(&self, name: &str, range: Range<usize>) -> &[usize] {
-        let words = self.words.get_or_init(|| word_offsets(self.source));
-        let positions = words.get(name).map(Vec::as_slice).unwrap_or_default();
+    fn positions_in(&self, name: &str, range: Range<usize>) -> Vec<usize> {
+        let positions = self.word_places(name);
         let first = positions.partition_point(|&p| p < range.start);
         let last = positions.partition_point(|&p| p < range.end);
-        &positions[first..last]
+        positions[first..last].to_vec()
+    }
+
+    /// Where the word `name` starts anywhere in the text, found once per name.
+    fn word_places(&self, name: &str) -> Rc<[usize]> {
+        if let Some(known) = self.words.borrow().get(name) {
+            return known.clone();
+        }
+        let found: Rc<[usize]> = word_places(self.source, name).into();
+        self.words.borrow_mut().insert(name.to_string(), found.clone());
+        found
     }
 
     /// How many times `name` occurs inside `range`: as an identifier when the walked
@@ -263,7 +275,7 @@ impl<'t> FileIndex<'t> {
     fn occurs(&self, name: &str) -> bool {
         match self.named() {
             Some(named) => named.contains_key(name),
-            None => self.words.get_or_init(|| word_offsets(self.source)).contains_key(name),
+            None => !self.word_places(name).is_empty(),
         }
     }
 
@@ -359,8 +371,7 @@ impl<'t> FileIndex<'t> {
                 .filter(|n| outside_bodies(&n.start_byte()))
                 .collect();
         }
-        let words = self.words.get_or_init(|| word_offsets(self.source));
-        let positions: Vec<usize> = words.get(name).into_iter().flatten().copied().filter(outside_bodies).collect();
+        let positions: Vec<usize> = self.word_places(name).iter().copied().filter(outside_bodies).collect();
         identifiers_at(self.statements(), &positions, name.len())
     }
 
@@ -560,30 +571,25 @@ impl<'t> FileIndex<'t> {
     }
 }
 
-/// Every maximal run of identifier characters, by spelling. One pass over the text
-/// serves every name a rule later asks about.
-fn word_offsets(source: &str) -> HashMap<&str, Vec<usize>> {
-    let mut words: HashMap<&str, Vec<usize>> = HashMap::new();
+/// Where `name` starts as a whole word of `source`: a maximal run of identifier
+/// characters spelled `name`, as a scan of every word of the text would list it.
+fn word_places(source: &str, name: &str) -> Vec<usize> {
     let bytes = source.as_bytes();
-    let is_word = is_word_byte;
-    let mut i = 0;
-    while i < bytes.len() {
-        if !is_word(bytes[i]) {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < bytes.len() && is_word(bytes[i]) {
-            i += 1;
-        }
-        // Bytes >= 0x80 only ever form whole characters here, so the slice is valid UTF-8.
-        words.entry(&source[start..i]).or_default().push(start);
+    // A name is a run of identifier characters: a dotted path or an empty string is no
+    // word of the text.
+    if name.is_empty() || !name.bytes().all(is_word_byte) {
+        return Vec::new();
     }
-    words
+    memchr::memmem::find_iter(bytes, name.as_bytes())
+        .filter(|&at| {
+            !at.checked_sub(1).is_some_and(|before| is_word_byte(bytes[before]))
+                && !bytes.get(at + name.len()).is_some_and(|&after| is_word_byte(after))
+        })
+        .collect()
 }
 
 /// `identifiers` by spelling, each list in document order. Only an identifier that is a
-/// whole word of the text counts, as in `word_offsets`, so that a name's occurrences are
+/// whole word of the text counts, as in `word_places`, so that a name's occurrences are
 /// the same whichever way they are found.
 fn by_spelling<'t>(identifiers: &[Node<'t>], source: &'t str) -> Spellings<'t> {
     let bytes = source.as_bytes();
@@ -677,6 +683,28 @@ pub fn target_names(target: Node) -> Vec<Node> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every maximal run of identifier characters, by spelling: what `word_places` must
+    /// find for each.
+    fn word_offsets(source: &str) -> HashMap<&str, Vec<usize>> {
+        let mut words: HashMap<&str, Vec<usize>> = HashMap::new();
+        let bytes = source.as_bytes();
+        let is_word = is_word_byte;
+        let mut i = 0;
+        while i < bytes.len() {
+            if !is_word(bytes[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < bytes.len() && is_word(bytes[i]) {
+                i += 1;
+            }
+            // Bytes >= 0x80 only ever form whole characters here, so the slice is valid UTF-8.
+            words.entry(&source[start..i]).or_default().push(start);
+        }
+        words
+    }
     use crate::engine::pattern::{Matches, PatternSet};
 
     /// Names in code, strings, comments and f-string interpolations, soft keywords used as
@@ -712,6 +740,18 @@ model = Net()
 
     /// The index answers the same whether it reads names from the identifiers the
     /// matcher's walk gathered or finds them from the words of the text.
+    #[test]
+    fn a_words_places_are_where_a_scan_of_every_word_finds_it() {
+        let source = "aa aaa a_a aa\n# aa in a comment: 'aa'\nx.aa(aa1, 1aa, aa)\n€aa aa€ é aa";
+        let every = word_offsets(source);
+        for (word, places) in &every {
+            assert_eq!(&word_places(source, word), places, "{word}");
+        }
+        for absent in ["", "x.aa", "aa(", "b"] {
+            assert!(word_places(source, absent).is_empty(), "{absent}");
+        }
+    }
+
     #[test]
     fn names_read_from_the_walk_are_those_found_from_the_words() {
         let tree = crate::engine::parse(SOURCE).expect("parse");
