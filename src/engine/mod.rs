@@ -5,6 +5,7 @@
 
 pub mod checker;
 pub mod facts;
+pub mod field;
 pub mod pattern;
 pub mod predicates;
 pub mod syntax;

@@ -1,5 +1,6 @@
 //! Small helpers over tree-sitter-python nodes that every rule and fact needs.
 
+use crate::engine::field;
 use std::cell::RefCell;
 use std::marker::PhantomData;
 use tree_sitter::{Node, TreeCursor, ffi};
@@ -446,7 +447,7 @@ impl<'t> Iterator for Descendants<'t> {
 
 /// The name a call is made through: `f` for `f(x)`, `step` for `opt.step()`.
 pub fn callee_name<'s>(call: Node, source: &'s str) -> Option<&'s str> {
-    let function = call.child_by_field_name("function")?;
+    let function = call.child_by_field_id(field::FUNCTION)?;
     last_name(function, source)
 }
 
@@ -454,20 +455,20 @@ pub fn callee_name<'s>(call: Node, source: &'s str) -> Option<&'s str> {
 pub fn last_name<'s>(node: Node, source: &'s str) -> Option<&'s str> {
     match node.kind() {
         "identifier" => Some(text(node, source)),
-        "attribute" => node.child_by_field_name("attribute").map(|a| text(a, source)),
+        "attribute" => node.child_by_field_id(field::ATTRIBUTE).map(|a| text(a, source)),
         _ => None,
     }
 }
 
 /// For `obj.method(...)`, the `obj` node.
 pub fn method_receiver(call: Node) -> Option<Node> {
-    let function = call.child_by_field_name("function")?;
-    (function.kind() == "attribute").then(|| function.child_by_field_name("object")).flatten()
+    let function = call.child_by_field_id(field::FUNCTION)?;
+    (function.kind() == "attribute").then(|| function.child_by_field_id(field::OBJECT)).flatten()
 }
 
 /// Positional arguments of a call (keyword arguments and splats left out).
 pub fn positional_args(call: Node) -> Vec<Node> {
-    let Some(args) = call.child_by_field_name("arguments") else { return Vec::new() };
+    let Some(args) = call.child_by_field_id(field::ARGUMENTS) else { return Vec::new() };
     let mut cursor = args.walk();
     args.named_children(&mut cursor)
         .filter(|a| !matches!(a.kind(), "keyword_argument" | "comment" | "list_splat" | "dictionary_splat"))
@@ -476,12 +477,12 @@ pub fn positional_args(call: Node) -> Vec<Node> {
 
 /// The value of keyword argument `name` in a call.
 pub fn keyword_arg<'t>(call: Node<'t>, name: &str, source: &str) -> Option<Node<'t>> {
-    let args = call.child_by_field_name("arguments")?;
+    let args = call.child_by_field_id(field::ARGUMENTS)?;
     let mut cursor = args.walk();
     let found = args.named_children(&mut cursor).find(|a| {
-        a.kind() == "keyword_argument" && a.child_by_field_name("name").is_some_and(|n| text(n, source) == name)
+        a.kind() == "keyword_argument" && a.child_by_field_id(field::NAME).is_some_and(|n| text(n, source) == name)
     });
-    found.and_then(|a| a.child_by_field_name("value"))
+    found.and_then(|a| a.child_by_field_id(field::VALUE))
 }
 
 /// Strip redundant parentheses.
@@ -499,8 +500,9 @@ pub fn unparenthesize(mut node: Node) -> Node {
 /// (`x.name`) or a keyword argument (`f(name=1)`).
 pub fn is_name_reference(identifier: Node) -> bool {
     let Some(parent) = parent(identifier) else { return true };
-    let is_field = |field: &str| parent.child_by_field_name(field).is_some_and(|f| f.id() == identifier.id());
-    !(parent.kind() == "attribute" && is_field("attribute") || parent.kind() == "keyword_argument" && is_field("name"))
+    let is_field = |field: u16| parent.child_by_field_id(field).is_some_and(|f| f.id() == identifier.id());
+    !(parent.kind() == "attribute" && is_field(field::ATTRIBUTE)
+        || parent.kind() == "keyword_argument" && is_field(field::NAME))
 }
 
 /// Whether `root` contains the name or dotted name `name` (`losses`, `self.losses`).

@@ -4,6 +4,7 @@
 
 use super::Edit;
 use crate::engine::facts::Facts;
+use crate::engine::field;
 use crate::engine::tree;
 use tree_sitter::Node;
 
@@ -15,15 +16,15 @@ pub fn torch_module(facts: &Facts) -> (String, Option<Edit>) {
     let mut cursor = root.walk();
     for statement in root.named_children(&mut cursor).filter(|s| s.kind() == "import_statement") {
         let mut names = statement.walk();
-        for name in statement.children_by_field_name("name", &mut names) {
+        for name in statement.children_by_field_id(field::id(field::NAME), &mut names) {
             match name.kind() {
                 "dotted_name" if facts.text(name) == "torch" || facts.text(name).starts_with("torch.") => {
                     return ("torch".to_string(), None);
                 }
                 "aliased_import" => {
-                    let path = name.child_by_field_name("name").map(|n| facts.text(n));
+                    let path = name.child_by_field_id(field::NAME).map(|n| facts.text(n));
                     if path == Some("torch")
-                        && let Some(alias) = name.child_by_field_name("alias")
+                        && let Some(alias) = name.child_by_field_id(field::ALIAS)
                     {
                         return (facts.text(alias).to_string(), None);
                     }
@@ -80,8 +81,9 @@ pub fn line_indent(source: &str, offset: usize) -> &str {
 /// `def` ...) minus the owner's own indentation; four spaces when it cannot tell.
 pub fn indent_unit(source: &str, block_owner: Node) -> String {
     let own = line_indent(source, block_owner.start_byte());
-    let body =
-        block_owner.child_by_field_name("body").filter(|b| b.start_position().row > block_owner.start_position().row);
+    let body = block_owner
+        .child_by_field_id(field::BODY)
+        .filter(|b| b.start_position().row > block_owner.start_position().row);
     match body.map(|b| line_indent(source, b.start_byte())) {
         Some(inner) if inner.len() > own.len() && inner.starts_with(own) => inner[own.len()..].to_string(),
         _ => "    ".to_string(),
@@ -119,7 +121,7 @@ fn inside_string(root: Node, offset: usize) -> bool {
 
 /// Insert `argument` as the first argument of `call`.
 pub fn prepend_argument(call: Node, argument: &str) -> Option<Edit> {
-    let args = call.child_by_field_name("arguments").filter(|a| a.kind() == "argument_list")?;
+    let args = call.child_by_field_id(field::ARGUMENTS).filter(|a| a.kind() == "argument_list")?;
     let has_args = args.named_child_count() > 0;
     let content = if has_args { format!("{argument}, ") } else { argument.to_string() };
     Some(Edit::insert(args.start_byte() + 1, content))
@@ -127,7 +129,7 @@ pub fn prepend_argument(call: Node, argument: &str) -> Option<Edit> {
 
 /// Insert `argument` as the last argument of `call`.
 pub fn append_argument(source: &str, call: Node, argument: &str) -> Option<Edit> {
-    let args = call.child_by_field_name("arguments").filter(|a| a.kind() == "argument_list")?;
+    let args = call.child_by_field_id(field::ARGUMENTS).filter(|a| a.kind() == "argument_list")?;
     let close = args.end_byte() - 1;
     let inside = source[args.start_byte() + 1..close].trim_end();
     let content =

@@ -13,6 +13,7 @@
 //! the statements between are walked.
 
 use super::summary::{Definition, FileSummary, summarize_statements};
+use crate::engine::field;
 use std::collections::HashSet;
 use tree_sitter::{Node, Tree};
 
@@ -209,11 +210,11 @@ fn defined_names_iter<'s, 'u, 't: 'u>(
 ) -> impl Iterator<Item = &'s str> {
     units.filter_map(move |unit| {
         let definition = match unit.kind() {
-            "decorated_definition" => unit.child_by_field_name("definition")?,
+            "decorated_definition" => unit.child_by_field_id(field::DEFINITION)?,
             _ => *unit,
         };
         matches!(definition.kind(), "function_definition" | "class_definition")
-            .then(|| definition.child_by_field_name("name"))
+            .then(|| definition.child_by_field_id(field::NAME))
             .flatten()
             .map(|name| &source[name.byte_range()])
     })

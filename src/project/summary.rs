@@ -9,6 +9,7 @@ use crate::engine::facts::Facts;
 use crate::engine::facts::grad_mode::{GradSwitch, switch_of, with_switch};
 use crate::engine::facts::heuristics;
 use crate::engine::facts::tensors::TensorValue;
+use crate::engine::field;
 use crate::engine::tree;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -251,12 +252,12 @@ impl<'s, 't> Walk<'s, 't> {
         let mut cursor = root.walk();
         for child in root.named_children(&mut cursor) {
             let definition = if child.kind() == "decorated_definition" {
-                child.child_by_field_name("definition").unwrap_or(child)
+                child.child_by_field_id(field::DEFINITION).unwrap_or(child)
             } else {
                 child
             };
             if matches!(definition.kind(), "function_definition" | "class_definition")
-                && let Some(name) = definition.child_by_field_name("name")
+                && let Some(name) = definition.child_by_field_id(field::NAME)
             {
                 self.known.insert(tree::text(name, self.source));
             }
@@ -338,7 +339,7 @@ impl<'s, 't> Walk<'s, 't> {
             let top_level =
                 context.function.is_none() && context.class.is_none() && is_module_level(parent, grandparent);
             inner.class = top_level.then_some(node);
-            if let Some(name) = node.child_by_field_name("name").filter(|_| top_level) {
+            if let Some(name) = node.child_by_field_id(field::NAME).filter(|_| top_level) {
                 self.summary.definitions.insert(self.text(name).into(), Definition::Class);
             }
         } else if kind == grammar.with_statement {
@@ -389,8 +390,8 @@ impl<'s, 't> Walk<'s, 't> {
             }
             return Context { switch, nested: context.function.is_some(), ..context };
         }
-        let name = function.child_by_field_name("name").map_or("", |n| self.text(n));
-        let qualified: Box<str> = match context.class.and_then(|c| c.child_by_field_name("name")) {
+        let name = function.child_by_field_id(field::NAME).map_or("", |n| self.text(n));
+        let qualified: Box<str> = match context.class.and_then(|c| c.child_by_field_id(field::NAME)) {
             Some(class) => format!("{}.{name}", self.text(class)).into(),
             None => name.into(),
         };
@@ -505,11 +506,11 @@ impl<'s, 't> Walk<'s, 't> {
         let line = statement.start_position().row as u32 + 1;
         let mut cursor = statement.walk();
         if statement.kind() == "import_statement" {
-            for name in statement.children_by_field_name("name", &mut cursor) {
+            for name in statement.children_by_field_id(field::id(field::NAME), &mut cursor) {
                 let (path, bound) = match name.kind() {
                     "aliased_import" => {
                         let (Some(path), Some(alias)) =
-                            (name.child_by_field_name("name"), name.child_by_field_name("alias"))
+                            (name.child_by_field_id(field::NAME), name.child_by_field_id(field::ALIAS))
                         else {
                             continue;
                         };
@@ -524,7 +525,7 @@ impl<'s, 't> Walk<'s, 't> {
             }
             return;
         }
-        let Some(module) = statement.child_by_field_name("module_name") else { return };
+        let Some(module) = statement.child_by_field_id(field::MODULE_NAME) else { return };
         let (level, module_path) = match module.kind() {
             "relative_import" => {
                 let spelled = self.text(module);
@@ -533,11 +534,11 @@ impl<'s, 't> Walk<'s, 't> {
             }
             _ => (0, self.text(module)),
         };
-        for name in statement.children_by_field_name("name", &mut cursor) {
+        for name in statement.children_by_field_id(field::id(field::NAME), &mut cursor) {
             let (imported, bound) = match name.kind() {
                 "aliased_import" => {
                     let (Some(path), Some(alias)) =
-                        (name.child_by_field_name("name"), name.child_by_field_name("alias"))
+                        (name.child_by_field_id(field::NAME), name.child_by_field_id(field::ALIAS))
                     else {
                         continue;
                     };
@@ -560,7 +561,7 @@ impl<'s, 't> Walk<'s, 't> {
 /// function it wraps).
 fn is_parameter_around(node: Node, name: &str, source: &str) -> bool {
     tree::ancestors(node).filter(|a| a.kind() == "function_definition").any(|function| {
-        let Some(parameters) = function.child_by_field_name("parameters") else { return false };
+        let Some(parameters) = function.child_by_field_id(field::PARAMETERS) else { return false };
         let mut cursor = parameters.walk();
         let names: Vec<Node> = parameters.named_children(&mut cursor).collect();
         names.into_iter().any(|p| {
@@ -601,7 +602,7 @@ fn child_context<'t>(
 fn is_dotted_name(node: Node) -> bool {
     match node.kind() {
         "identifier" => true,
-        "attribute" => node.child_by_field_name("object").is_some_and(is_dotted_name),
+        "attribute" => node.child_by_field_id(field::OBJECT).is_some_and(is_dotted_name),
         _ => false,
     }
 }
@@ -609,7 +610,7 @@ fn is_dotted_name(node: Node) -> bool {
 /// `utils.evaluation_mode` for `@utils.evaluation_mode` and `@utils.evaluation_mode(True)`.
 fn dotted_callee<'s>(expression: Node, source: &'s str) -> Option<&'s str> {
     let callee = match expression.kind() {
-        "call" => expression.child_by_field_name("function")?,
+        "call" => expression.child_by_field_id(field::FUNCTION)?,
         _ => expression,
     };
     is_dotted_name(callee).then(|| tree::text(callee, source))
@@ -618,13 +619,13 @@ fn dotted_callee<'s>(expression: Node, source: &'s str) -> Option<&'s str> {
 /// `return torch.no_grad()(function)` or `return torch.inference_mode()` (a factory whose
 /// result decorates): a `return` directly in `function` handing back a disabling switch.
 fn returns_applied_switch(function: Node, source: &str) -> bool {
-    let Some(body) = function.child_by_field_name("body") else { return false };
+    let Some(body) = function.child_by_field_id(field::BODY) else { return false };
     let mut cursor = body.walk();
     let statements: Vec<Node> = body.named_children(&mut cursor).collect();
     statements.into_iter().filter(|s| s.kind() == "return_statement").filter_map(|s| s.named_child(0)).any(|value| {
         let value = tree::unparenthesize(value);
         let applied = (value.kind() == "call")
-            .then(|| value.child_by_field_name("function"))
+            .then(|| value.child_by_field_id(field::FUNCTION))
             .flatten()
             .filter(|f| f.kind() == "call");
         [Some(value), applied].into_iter().flatten().any(|v| switch_of(v, source) == Some(GradSwitch::Disables))

@@ -1,5 +1,6 @@
 //! OOM001 loss-tensor-kept: a graph-attached tensor stored beyond its step.
 
+use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
@@ -164,7 +165,7 @@ fn outlives_step<'t>(checker: &Checker<'_, 't>, container: Node<'t>, step: Optio
         // Outside a loop, `self.outputs.append(x)` outlives the step in per-step methods
         // (`training_step`, `forward`); elsewhere it is one-off bookkeeping.
         if name == "self" {
-            let method = tree::enclosing_function(container).and_then(|f| f.child_by_field_name("name"));
+            let method = tree::enclosing_function(container).and_then(|f| f.child_by_field_id(field::NAME));
             return method.map(|m| checker.text(m)).is_some_and(|m| m == "forward" || m.ends_with("_step"));
         }
         // Outside a loop only a name shared across calls (a global) outlives the call.
@@ -178,7 +179,7 @@ fn outlives_step<'t>(checker: &Checker<'_, 't>, container: Node<'t>, step: Optio
     }
     // A local list filled inside a forward pass is that pass's output, not a history.
     let function = tree::enclosing_function(container);
-    let function_name = function.and_then(|f| f.child_by_field_name("name"));
+    let function_name = function.and_then(|f| f.child_by_field_id(field::NAME));
     if function_name.is_some_and(|n| heuristics::is_forward_method_name(checker.text(n))) {
         return false;
     }
@@ -231,7 +232,7 @@ fn is_step_loop<'t>(checker: &Checker<'_, 't>, step: Node<'t>) -> bool {
         return true;
     }
     let source = checker.source();
-    let over_data = step.child_by_field_name("right").is_some_and(|iterable| {
+    let over_data = step.child_by_field_id(field::RIGHT).is_some_and(|iterable| {
         tree::descendants(iterable)
             .filter(|n| n.kind() == "identifier")
             .any(|n| heuristics::is_step_iterable_name(tree::text(n, source)))
@@ -247,8 +248,8 @@ fn is_step_loop<'t>(checker: &Checker<'_, 't>, step: Node<'t>) -> bool {
 fn container_root(mut node: Node) -> Node {
     loop {
         let next = match node.kind() {
-            "attribute" => node.child_by_field_name("object"),
-            "subscript" => node.child_by_field_name("value"),
+            "attribute" => node.child_by_field_id(field::OBJECT),
+            "subscript" => node.child_by_field_id(field::VALUE),
             _ => None,
         };
         match next {
@@ -277,8 +278,8 @@ fn accumulated_for_backward<'t>(
     let mut reduced: Vec<&str> = Vec::new();
     for later in tree::descendants(body).filter(|n| n.start_byte() > store.end_byte()) {
         let (target, read) = match later.kind() {
-            "assignment" => (later.child_by_field_name("left"), later.child_by_field_name("right")),
-            "for_statement" => (later.child_by_field_name("left"), later.child_by_field_name("right")),
+            "assignment" => (later.child_by_field_id(field::LEFT), later.child_by_field_id(field::RIGHT)),
+            "for_statement" => (later.child_by_field_id(field::LEFT), later.child_by_field_id(field::RIGHT)),
             _ => continue,
         };
         if let (Some(target), Some(read)) = (target, read)
@@ -327,7 +328,7 @@ fn flows_into_backward<'t>(
         }
         match later.kind() {
             "assignment" | "augmented_assignment" | "for_statement" => {
-                let (Some(target), Some(read)) = (later.child_by_field_name("left"), later.child_by_field_name("right"))
+                let (Some(target), Some(read)) = (later.child_by_field_id(field::LEFT), later.child_by_field_id(field::RIGHT))
                 else {
                     continue;
                 };
@@ -362,13 +363,13 @@ fn flows_into_backward<'t>(
 fn hands_flow_to_backward<'t>(checker: &Checker<'_, 't>, call: Node<'t>, names: &[String], depth: usize) -> bool {
     let source = checker.source();
     let Some(definition) = checker.facts.local_definition(call) else { return false };
-    let Some(parameters) = definition.child_by_field_name("parameters") else { return false };
+    let Some(parameters) = definition.child_by_field_id(field::PARAMETERS) else { return false };
     let mut parameter_names: Vec<&str> = parameters
         .named_children(&mut parameters.walk())
         .filter_map(|p| match p.kind() {
             "identifier" => Some(p),
             "typed_parameter" => p.named_child(0).filter(|n| n.kind() == "identifier"),
-            "default_parameter" | "typed_default_parameter" => p.child_by_field_name("name"),
+            "default_parameter" | "typed_default_parameter" => p.child_by_field_id(field::NAME),
             _ => None,
         })
         .map(|n| tree::text(n, source))
@@ -382,16 +383,16 @@ fn hands_flow_to_backward<'t>(checker: &Checker<'_, 't>, call: Node<'t>, names: 
         .filter(|(argument, _)| names.iter().any(|n| tree::mentions(*argument, n, source)))
         .map(|(_, parameter)| parameter.to_string())
         .collect();
-    if let Some(arguments) = call.child_by_field_name("arguments") {
+    if let Some(arguments) = call.child_by_field_id(field::ARGUMENTS) {
         for keyword in arguments.named_children(&mut arguments.walk()).filter(|a| a.kind() == "keyword_argument") {
-            if let (Some(name), Some(value)) = (keyword.child_by_field_name("name"), keyword.child_by_field_name("value"))
+            if let (Some(name), Some(value)) = (keyword.child_by_field_id(field::NAME), keyword.child_by_field_id(field::VALUE))
                 && names.iter().any(|n| tree::mentions(value, n, source))
             {
                 received.push(tree::text(name, source).to_string());
             }
         }
     }
-    let Some(callee_body) = definition.child_by_field_name("body") else { return false };
+    let Some(callee_body) = definition.child_by_field_id(field::BODY) else { return false };
     !received.is_empty() && flows_into_backward(checker, definition, callee_body.start_byte(), received, depth + 1)
 }
 
@@ -426,7 +427,7 @@ fn carries(expr: Node, name: &str, source: &str, bare: bool) -> bool {
     let expr = tree::unparenthesize(expr);
     match expr.kind() {
         "identifier" | "attribute" => bare && tree::text(expr, source) == name,
-        "binary_operator" => [expr.child_by_field_name("left"), expr.child_by_field_name("right")]
+        "binary_operator" => [expr.child_by_field_id(field::LEFT), expr.child_by_field_id(field::RIGHT)]
             .into_iter()
             .flatten()
             .any(|operand| carries(operand, name, source, true)),
@@ -454,10 +455,10 @@ enum GraphRelease {
 
 /// `d["loss"] = loss` keeps only the latest step's value: not a leak.
 fn overwrites_one_slot(store: Node) -> bool {
-    let Some(subscript) = store.child_by_field_name("left").filter(|l| l.kind() == "subscript") else {
+    let Some(subscript) = store.child_by_field_id(field::LEFT).filter(|l| l.kind() == "subscript") else {
         return false;
     };
-    let Some(key) = subscript.child_by_field_name("subscript") else { return false };
+    let Some(key) = subscript.child_by_field_id(field::SUBSCRIPT) else { return false };
     matches!(key.kind(), "string" | "integer" | "concatenated_string")
 }
 
@@ -467,7 +468,7 @@ fn overwrites_one_slot(store: Node) -> bool {
 fn graph_release<'t>(checker: &Checker<'_, 't>, region: Node<'t>, value: Node<'t>) -> GraphRelease {
     let source = checker.source();
     let function = if tree::is_function(region.kind()) { Some(region) } else { tree::enclosing_function(region) };
-    let function_name = function.and_then(|f| f.child_by_field_name("name")).map(|n| tree::text(n, source));
+    let function_name = function.and_then(|f| f.child_by_field_id(field::NAME)).map(|n| tree::text(n, source));
     let returned = function.is_some_and(|f| returns(checker, f, tree::text(value, source), true));
     let calls: Vec<Node> = checker.facts.calls_named(&BACKWARD_NAMES, region);
     if calls.is_empty() {

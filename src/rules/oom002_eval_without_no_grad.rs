@@ -1,5 +1,6 @@
 //! OOM002 eval-without-no-grad: a forward pass in evaluation code with autograd on.
 
+use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
@@ -53,7 +54,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     }
     // A method of this class (`self._destroy_policy(policy)`) runs a network only if its
     // body does: a name that sounds like one says nothing.
-    let own_method = call.child_by_field_name("function").is_some_and(|f| f.kind() == "attribute")
+    let own_method = call.child_by_field_id(field::FUNCTION).is_some_and(|f| f.kind() == "attribute")
         && facts.local_definition(call).is_some();
     let forward = if own_method {
         runs_network_through_helper(checker, call)
@@ -70,7 +71,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     if facts.grad_disabled(call) || callers_decide(checker, call) {
         return;
     }
-    let callee = call.child_by_field_name("function").map(|f| checker.text(f)).unwrap_or("model");
+    let callee = call.child_by_field_id(field::FUNCTION).map(|f| checker.text(f)).unwrap_or("model");
     let message = format!(
         "`{callee}(...)` runs {reason} with autograd on: every activation is kept for a backward pass that never comes"
     );
@@ -87,7 +88,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
             None,
         ),
         (Some(function), _) => {
-            let name = function.child_by_field_name("name").map_or("", |n| checker.text(n));
+            let name = function.child_by_field_id(field::NAME).map_or("", |n| checker.text(n));
             let help = format!("decorate `{name}` with `@torch.no_grad()`; `.eval()` alone does not disable autograd");
             (help, decorate_fix(checker, function))
         }
@@ -115,7 +116,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
 fn runs_network_through_helper<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
     let facts = checker.facts;
     let Some(helper) = facts.local_definition(call) else { return false };
-    let Some(function) = call.child_by_field_name("function") else { return false };
+    let Some(function) = call.child_by_field_id(field::FUNCTION) else { return false };
     let is_method = function.kind() == "attribute";
     let source = checker.source();
     let handed_network = tree::positional_args(call).into_iter().any(|a| {
@@ -152,8 +153,8 @@ fn validates_after_training<'t>(checker: &Checker<'_, 't>, function: Node<'t>, c
 /// is about.
 fn network_on_cpu<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
     let source = checker.source();
-    let Some(mut network) = call.child_by_field_name("function").map(|f| match tree::last_name(f, source) {
-        Some("forward") => f.child_by_field_name("object").unwrap_or(f),
+    let Some(mut network) = call.child_by_field_id(field::FUNCTION).map(|f| match tree::last_name(f, source) {
+        Some("forward") => f.child_by_field_id(field::OBJECT).unwrap_or(f),
         _ => f,
     }) else {
         return false;
@@ -231,7 +232,7 @@ fn shape_check<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
         };
         value.kind() == "call"
             && tree::callee_name(value, source).is_some_and(|c| SYNTHETIC.contains(&c))
-            && checker.facts.qualified_name(value.child_by_field_name("function").unwrap_or(value)).is_some_and(|q| q.starts_with("torch."))
+            && checker.facts.qualified_name(value.child_by_field_id(field::FUNCTION).unwrap_or(value)).is_some_and(|q| q.starts_with("torch."))
     };
     tree::enclosing_loop(call).is_none() && !tree::positional_args(call).is_empty() && tree::positional_args(call).into_iter().all(made_up)
 }
@@ -258,9 +259,9 @@ fn callers_decide<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
                 }
                 match parent.kind() {
                     "expression_list" | "tuple" | "parenthesized_expression" => {}
-                    "attribute" if parent.child_by_field_name("object").is_some_and(|o| o.id() == value.id()) => {}
+                    "attribute" if parent.child_by_field_id(field::OBJECT).is_some_and(|o| o.id() == value.id()) => {}
                     "call"
-                        if parent.child_by_field_name("function").is_some_and(|f| {
+                        if parent.child_by_field_id(field::FUNCTION).is_some_and(|f| {
                             tree::last_name(f, checker.source()).is_some_and(|m| GRAPH_KEEPING_METHODS.contains(&m))
                         }) => {}
                     _ => return false,
@@ -290,7 +291,7 @@ fn returns_graph<'t>(checker: &Checker<'_, 't>, call: Node<'t>, function: Node<'
 
 /// A function whose name is never called in this file, only handed to other code.
 fn only_passed_as_callback<'t>(checker: &Checker<'_, 't>, function: Node<'t>) -> bool {
-    let Some(name) = function.child_by_field_name("name") else { return false };
+    let Some(name) = function.child_by_field_id(field::NAME) else { return false };
     let uses: Vec<Node> = checker
         .facts
         .index()
@@ -355,7 +356,7 @@ fn evaluation_reason<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<St
         }
     }
     let function = enclosing.filter(|f| f.kind() == "function_definition");
-    if let Some(name) = function.and_then(|f| f.child_by_field_name("name")).map(|n| checker.text(n)) {
+    if let Some(name) = function.and_then(|f| f.child_by_field_id(field::NAME)).map(|n| checker.text(n)) {
         if heuristics::is_framework_no_grad_hook(name) || name == "training_step" || is_test_case(checker, function?) {
             return None;
         }
@@ -364,7 +365,7 @@ fn evaluation_reason<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<St
         }
     }
     for ancestor in loops {
-        let Some(iterable) = ancestor.child_by_field_name("right") else { continue };
+        let Some(iterable) = ancestor.child_by_field_id(field::RIGHT) else { continue };
         let data = tree::descendants(iterable)
             .filter(|n| n.kind() == "identifier")
             .map(|n| tree::text(n, source))
@@ -379,22 +380,22 @@ fn evaluation_reason<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<St
 
 /// A pytest test function or a unittest test method: memory there is not worth a finding.
 fn is_test_case(checker: &Checker, function: Node) -> bool {
-    let name = function.child_by_field_name("name").map(|n| checker.text(n)).unwrap_or("");
+    let name = function.child_by_field_id(field::NAME).map(|n| checker.text(n)).unwrap_or("");
     if !name.starts_with("test") {
         return false;
     }
     let class = tree::ancestors(function).find(|a| a.kind() == "class_definition");
-    let class_name = class.and_then(|c| c.child_by_field_name("name")).map(|n| checker.text(n)).unwrap_or("");
+    let class_name = class.and_then(|c| c.child_by_field_id(field::NAME)).map(|n| checker.text(n)).unwrap_or("");
     heuristics::is_pytest_file(checker.facts.path) || class_name.contains("Test")
 }
 
 /// The network a forward call runs: `model` for `model(x)`, `self.model(x)` and
 /// `model.forward(x)`.
 fn network_name<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t str> {
-    let function = call.child_by_field_name("function")?;
+    let function = call.child_by_field_id(field::FUNCTION)?;
     let source = checker.source();
     match tree::last_name(function, source)? {
-        "forward" => tree::last_name(function.child_by_field_name("object")?, source),
+        "forward" => tree::last_name(function.child_by_field_id(field::OBJECT)?, source),
         name if heuristics::is_model_name(name) || put_in_eval_mode_before(checker, call, name) => Some(name),
         // A helper handed the network: `greedy_decode(model, src)`.
         _ => tree::positional_args(call)
@@ -407,7 +408,7 @@ fn network_name<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t str
 /// `G_AB.eval()` then `G_AB(x)`: whatever its name, an object put in eval mode and then
 /// called in the same body is a network, and that call a forward pass.
 fn called_after_own_eval<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
-    let Some(function) = call.child_by_field_name("function") else { return false };
+    let Some(function) = call.child_by_field_id(field::FUNCTION) else { return false };
     matches!(function.kind(), "identifier" | "attribute")
         && tree::last_name(function, checker.source()).is_some_and(|name| put_in_eval_mode_before(checker, call, name))
 }

@@ -1,5 +1,6 @@
 //! OOM003 deprecated-cuda-amp: `torch.cuda.amp.*` and `torch.cpu.amp.*`.
 
+use crate::engine::field;
 use super::{Check, Cost, Evidence, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::diagnostic::TextRange;
@@ -88,7 +89,7 @@ fn is_annotation(reference: Node) -> bool {
 /// The attribute `name` is the last link of (`amp.autocast` for `autocast`).
 fn ended_attribute(name: Node) -> Option<Node> {
     let attribute = tree::parent(name).filter(|p| p.kind() == "attribute")?;
-    attribute.child_by_field_name("attribute").filter(|a| a.id() == name.id()).map(|_| attribute)
+    attribute.child_by_field_id(field::ATTRIBUTE).filter(|a| a.id() == name.id()).map(|_| attribute)
 }
 
 /// The names `torch.amp` provides in place of the deprecated ones.
@@ -106,7 +107,7 @@ fn modern_spelling_fix<'t>(checker: &Checker<'_, 't>, reference: Node<'t>, path:
     let import = if reference.kind() == "identifier" { bare_name_import(checker, reference) } else { None };
     match import {
         Some(statement) if rewritable_import(checker, statement) => {
-            let module_name = statement.child_by_field_name("module_name")?;
+            let module_name = statement.child_by_field_id(field::MODULE_NAME)?;
             edits.push(Edit::replace(TextRange::of(module_name), "torch.amp"));
         }
         // Spelled through an alias assignment: the alias may be used elsewhere as a value.
@@ -125,7 +126,7 @@ fn modern_spelling_fix<'t>(checker: &Checker<'_, 't>, reference: Node<'t>, path:
 /// else the file's top-level torch import, added when missing.
 fn torch_name<'t>(checker: &Checker<'_, 't>, reference: Node<'t>) -> (String, Option<Edit>) {
     let mut root = reference;
-    while let Some(object) = root.child_by_field_name("object").filter(|_| root.kind() == "attribute") {
+    while let Some(object) = root.child_by_field_id(field::OBJECT).filter(|_| root.kind() == "attribute") {
         root = object;
     }
     if root.kind() == "identifier" && checker.facts.qualified_name(root).as_deref() == Some("torch") {
@@ -141,7 +142,7 @@ fn argument_edits(checker: &Checker, reference: Node, name: &str, device: &str) 
     let device_literal = edits::string_literal(checker.facts, device);
     let parent = tree::parent(reference)?;
     let call =
-        (parent.kind() == "call" && parent.child_by_field_name("function")?.id() == reference.id()).then_some(parent);
+        (parent.kind() == "call" && parent.child_by_field_id(field::FUNCTION)?.id() == reference.id()).then_some(parent);
     match (call, name) {
         (Some(call), "custom_fwd" | "custom_bwd") => {
             Some(vec![edits::append_argument(source, call, &format!("device_type={device_literal}"))?])
@@ -158,7 +159,7 @@ fn argument_edits(checker: &Checker, reference: Node, name: &str, device: &str) 
                 }
                 all.push(Edit::insert(argument.start_byte(), format!("{keyword}=")));
             }
-            let arguments = call.child_by_field_name("arguments")?;
+            let arguments = call.child_by_field_id(field::ARGUMENTS)?;
             let splat = arguments.named_children(&mut arguments.walk()).any(|a| a.kind() == "list_splat");
             (tree::positional_args(call).len() <= 3 && !splat).then_some(all)
         }
@@ -185,14 +186,14 @@ fn rewritable_import<'t>(checker: &Checker<'_, 't>, statement: Node<'t>) -> bool
 }
 
 fn every_use_rewritable<'t>(checker: &Checker<'_, 't>, statement: Node<'t>) -> bool {
-    let module = statement.child_by_field_name("module_name").map(|m| checker.text(m));
+    let module = statement.child_by_field_id(field::MODULE_NAME).map(|m| checker.text(m));
     if !matches!(module, Some("torch.cuda.amp" | "torch.cpu.amp")) {
         return false;
     }
     let mut cursor = statement.walk();
-    statement.children_by_field_name("name", &mut cursor).all(|imported| {
+    statement.children_by_field_id(field::id(field::NAME), &mut cursor).all(|imported| {
         let (original, local) = match imported.kind() {
-            "aliased_import" => (imported.child_by_field_name("name"), imported.child_by_field_name("alias")),
+            "aliased_import" => (imported.child_by_field_id(field::NAME), imported.child_by_field_id(field::ALIAS)),
             _ => (Some(imported), Some(imported)),
         };
         let (Some(original), Some(local)) = (original, local) else { return false };

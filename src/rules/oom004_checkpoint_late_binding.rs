@@ -1,5 +1,6 @@
 //! OOM004 checkpoint-late-binding: a checkpointed closure that captures a loop variable.
 
+use crate::engine::field;
 use super::{Check, Cost, Evidence, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
@@ -84,7 +85,7 @@ fn bind_defaults_fix<'t>(
         }
     };
     let defaults = bindings.join(", ");
-    let edit = match definition.child_by_field_name("parameters") {
+    let edit = match definition.child_by_field_id(field::PARAMETERS) {
         None => Edit::insert(definition.start_byte() + "lambda".len(), format!(" {defaults}")),
         Some(parameters) => {
             // Defaults go before `**kwargs`, and after everything else.
@@ -132,12 +133,12 @@ fn loop_bound_names<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> BTreeSet<&
         let mut cursor = comprehension.walk();
         let clauses: Vec<Node> =
             comprehension.named_children(&mut cursor).filter(|c| c.kind() == "for_in_clause").collect();
-        for left in clauses.into_iter().filter_map(|c| c.child_by_field_name("left")) {
+        for left in clauses.into_iter().filter_map(|c| c.child_by_field_id(field::LEFT)) {
             names.extend(target_names(left).into_iter().map(|n| tree::text(n, source)));
         }
     }
     for ancestor in tree::ancestors_in_function(call).filter(|a| tree::is_loop(a.kind())) {
-        if let Some(left) = ancestor.child_by_field_name("left") {
+        if let Some(left) = ancestor.child_by_field_id(field::LEFT) {
             names.extend(target_names(left).into_iter().map(|n| tree::text(n, source)));
         }
         let assigned = checker.facts.memo("oom004-assigned-in-loop", Some(ancestor), || assigned_in_loop(ancestor));
@@ -149,13 +150,13 @@ fn loop_bound_names<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> BTreeSet<&
 /// Every name assigned in a loop's body by the function the loop is in (the same for
 /// every call inside it: kept per loop, since a loop may hold many calls).
 fn assigned_in_loop(loop_: Node) -> Vec<std::ops::Range<usize>> {
-    let Some(body) = loop_.child_by_field_name("body") else { return Vec::new() };
+    let Some(body) = loop_.child_by_field_id(field::BODY) else { return Vec::new() };
     let function = tree::enclosing_function(loop_).map(|f| f.id());
     let mut names = Vec::new();
     for node in tree::descendants(body) {
         let target = match node.kind() {
-            "assignment" | "augmented_assignment" | "for_statement" => node.child_by_field_name("left"),
-            "named_expression" => node.child_by_field_name("name"),
+            "assignment" | "augmented_assignment" | "for_statement" => node.child_by_field_id(field::LEFT),
+            "named_expression" => node.child_by_field_id(field::NAME),
             _ => None,
         };
         if let Some(target) = target
@@ -181,7 +182,7 @@ fn closure_parts<'t>(checker: &Checker<'_, 't>, function: Node<'t>) -> Option<(B
         }
     };
     let params = definition
-        .child_by_field_name("parameters")
+        .child_by_field_id(field::PARAMETERS)
         .map(|p| {
             tree::descendants(p)
                 .filter(|n| n.kind() == "identifier" && !is_inside_default(*n, p))
@@ -190,11 +191,11 @@ fn closure_parts<'t>(checker: &Checker<'_, 't>, function: Node<'t>) -> Option<(B
         })
         .unwrap_or_default();
     let mut params: BTreeSet<&str> = params;
-    let body = definition.child_by_field_name("body")?;
+    let body = definition.child_by_field_id(field::BODY)?;
     if definition.kind() == "function_definition" {
         // Names the def assigns itself are its locals, not captures.
         for node in tree::descendants(body) {
-            if let Some(left) = node.child_by_field_name("left").filter(|_| node.kind() == "assignment") {
+            if let Some(left) = node.child_by_field_id(field::LEFT).filter(|_| node.kind() == "assignment") {
                 params.extend(target_names(left).into_iter().map(|n| tree::text(n, source)));
             }
         }
@@ -206,7 +207,7 @@ fn closure_parts<'t>(checker: &Checker<'_, 't>, function: Node<'t>) -> Option<(B
 fn is_inside_default(node: Node, params: Node) -> bool {
     tree::ancestors(node).take_while(|a| a.id() != params.id()).any(|a| {
         matches!(a.kind(), "default_parameter" | "typed_default_parameter")
-            && a.child_by_field_name("value").is_some_and(|v| tree::contains(v, node))
+            && a.child_by_field_id(field::VALUE).is_some_and(|v| tree::contains(v, node))
     })
 }
 

@@ -1,6 +1,7 @@
 //! OOM006 empty-cache-in-loop: `torch.cuda.empty_cache()` on every iteration of a
 //! training or evaluation loop, directly or through a helper the loop calls.
 
+use crate::engine::field;
 use super::{Check, Cost, DeviceMeasure, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
@@ -139,7 +140,7 @@ fn per_step<'t>(facts: &Facts<'t>, site: Node<'t>, depth: usize) -> Option<StepP
     let function = tree::enclosing_function(site);
     let function_name = function
         .filter(|f| f.kind() == "function_definition")
-        .and_then(|f| f.child_by_field_name("name"))
+        .and_then(|f| f.child_by_field_id(field::NAME))
         .map(|n| tree::text(n, source));
     // Inside a network's own forward pass a loop runs over frames or chunks of one
     // input, deliberately offloaded: not a training or evaluation step.
@@ -177,10 +178,10 @@ fn per_step<'t>(facts: &Facts<'t>, site: Node<'t>, depth: usize) -> Option<StepP
 /// `helper(...)`, `self.helper(...)`: a call of a function or method, not of a method on
 /// some other object that happens to share its name.
 fn calls_function(call: Node, source: &str) -> bool {
-    let Some(function) = call.child_by_field_name("function") else { return false };
+    let Some(function) = call.child_by_field_id(field::FUNCTION) else { return false };
     match function.kind() {
         "identifier" => true,
-        "attribute" => function.child_by_field_name("object").is_some_and(|o| tree::text(o, source) == "self"),
+        "attribute" => function.child_by_field_id(field::OBJECT).is_some_and(|o| tree::text(o, source) == "self"),
         _ => false,
     }
 }
@@ -202,9 +203,9 @@ fn runs_only_sometimes<'t>(facts: &Facts<'t>, node: Node<'t>, site: Node<'t>, co
         }),
         // Only the branch the condition selects: an `else` runs on the other steps.
         "if_statement" | "elif_clause"
-            if node.child_by_field_name("consequence").is_some_and(|branch| tree::contains(branch, site)) =>
+            if node.child_by_field_id(field::CONSEQUENCE).is_some_and(|branch| tree::contains(branch, site)) =>
         {
-            node.child_by_field_name("condition").is_some_and(|condition| picks_steps(condition, source, counters))
+            node.child_by_field_id(field::CONDITION).is_some_and(|condition| picks_steps(condition, source, counters))
         }
         _ => false,
     }
@@ -225,18 +226,18 @@ fn picks_steps(condition: Node, source: &str, counters: &[&str]) -> bool {
 /// it reaches `site`: `if (step - 1) % every != 0: return` (or `continue`) at its top,
 /// so that what follows runs on the chosen steps only, as under `if step % every == 0:`.
 fn exits_early_on_some_steps(owner: Node, site: Node, source: &str, counters: &[&str]) -> bool {
-    let Some(body) = owner.child_by_field_name("body") else { return false };
+    let Some(body) = owner.child_by_field_id(field::BODY) else { return false };
     let mut cursor = body.walk();
     let before: Vec<Node> = body
         .named_children(&mut cursor)
         .take_while(|statement| statement.end_byte() <= site.start_byte())
         .collect();
     before.into_iter().filter(|statement| statement.kind() == "if_statement").any(|statement| {
-        let exits = statement.child_by_field_name("consequence").is_some_and(|branch| {
+        let exits = statement.child_by_field_id(field::CONSEQUENCE).is_some_and(|branch| {
             let mut cursor = branch.walk();
             branch.named_children(&mut cursor).any(|s| matches!(s.kind(), "return_statement" | "continue_statement"))
         });
-        exits && statement.child_by_field_name("condition").is_some_and(|c| picks_steps(c, source, counters))
+        exits && statement.child_by_field_id(field::CONDITION).is_some_and(|c| picks_steps(c, source, counters))
     })
 }
 
@@ -246,7 +247,7 @@ const MEMORY_WORDS: [&str; 6] = ["cache", "memory", "mem", "offload", "empty", "
 /// The step counters a `for` loop binds: its target over `range(...)`, or the index of
 /// `enumerate(...)` (`i`, `step`); conditions on them pick some steps.
 fn loop_targets<'t>(step_loop: Node<'t>, source: &'t str) -> Vec<&'t str> {
-    let (Some(left), Some(right)) = (step_loop.child_by_field_name("left"), step_loop.child_by_field_name("right"))
+    let (Some(left), Some(right)) = (step_loop.child_by_field_id(field::LEFT), step_loop.child_by_field_id(field::RIGHT))
     else {
         return Vec::new();
     };
@@ -271,12 +272,12 @@ fn loop_targets<'t>(step_loop: Node<'t>, source: &'t str) -> Vec<&'t str> {
 fn is_step_loop<'t>(facts: &Facts<'t>, step_loop: Node<'t>) -> bool {
     let source = facts.source;
     let header_words =
-        |field: &str| step_loop.child_by_field_name(field).map(|n| words(tree::text(n, source))).unwrap_or_default();
-    let (target, iterable) = (header_words("left"), header_words("right"));
+        |field: u16| step_loop.child_by_field_id(field).map(|n| words(tree::text(n, source))).unwrap_or_default();
+    let (target, iterable) = (header_words(field::LEFT), header_words(field::RIGHT));
     if target.iter().chain(&iterable).any(|w| w == "epoch" || w == "epochs") {
         return false;
     }
-    let Some(body) = step_loop.child_by_field_name("body") else { return false };
+    let Some(body) = step_loop.child_by_field_id(field::BODY) else { return false };
     let own_calls: Vec<Node<'t>> = tree::descendants(body)
         .filter(|n| n.kind() == "call")
         .filter(|call| {
@@ -352,13 +353,13 @@ fn runs_a_step<'t>(facts: &Facts<'t>, call: Node<'t>) -> bool {
 /// scored after the step); by itself it runs no step. A criterion object or a loss
 /// method (`self.compute_loss(batch)`) may run the network, and still counts.
 fn compares_given_tensors<'t>(facts: &Facts<'t>, call: Node<'t>) -> bool {
-    let Some(function) = call.child_by_field_name("function") else { return false };
+    let Some(function) = call.child_by_field_id(field::FUNCTION) else { return false };
     let functional = facts.qualified_name(function).is_some_and(|q| q.starts_with("torch.nn.functional."))
         || function
-            .child_by_field_name("object")
+            .child_by_field_id(field::OBJECT)
             .is_some_and(|o| matches!(facts.text(o), "F" | "functional" | "nn.functional" | "torch.nn.functional"));
     let runs_network = || {
-        call.child_by_field_name("arguments")
+        call.child_by_field_id(field::ARGUMENTS)
             .is_some_and(|args| tree::descendants(args).any(|n| n.kind() == "call" && facts.is_forward_call(n)))
     };
     functional && !runs_network()

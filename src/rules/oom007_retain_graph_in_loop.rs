@@ -1,6 +1,7 @@
 //! OOM007 retain-graph-in-loop: `backward(retain_graph=True)` in a loop with no later
 //! backward through the same graph in that iteration.
 
+use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::{Severity, TextRange};
 use crate::engine::checker::{Checker, Match};
@@ -85,7 +86,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
 /// with that call site.
 fn helper_called_in_loops<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<(Node<'t>, Node<'t>)> {
     let function = tree::enclosing_function(call).filter(|f| f.kind() == "function_definition")?;
-    let name = function.child_by_field_name("name")?;
+    let name = function.child_by_field_id(field::NAME)?;
     let sites: Vec<Node<'t>> = checker
         .facts
         .index()

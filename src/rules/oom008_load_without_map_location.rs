@@ -1,6 +1,7 @@
 //! OOM008 load-without-map-location: `torch.load` without `map_location`, so every
 //! tensor comes back on the device that saved it.
 
+use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
@@ -57,7 +58,7 @@ fn reads_back_its_own_bytes(checker: &Checker, call: Node, target: Node) -> bool
     let source = checker.source();
     let target = tree::unparenthesize(target);
     let file = match target.kind() {
-        "attribute" if tree::last_name(target, source) == Some("name") => target.child_by_field_name("object"),
+        "attribute" if tree::last_name(target, source) == Some("name") => target.child_by_field_id(field::OBJECT),
         _ => Some(target),
     };
     match file.map(|f| (f.kind(), f)) {
@@ -145,7 +146,7 @@ fn saved_earlier_in_same_run(checker: &Checker, call: Node, target: Node) -> boo
 fn loads_a_data_cache<'t>(checker: &Checker<'_, 't>, call: Node<'t>, target: Node<'t>) -> bool {
     let source = checker.source();
     let in_dataset = tree::ancestors(call).filter(|a| a.kind() == "class_definition").any(|class| {
-        class.child_by_field_name("superclasses").is_some_and(|s| tree::text(s, source).contains("Dataset"))
+        class.child_by_field_id(field::SUPERCLASSES).is_some_and(|s| tree::text(s, source).contains("Dataset"))
     });
     if in_dataset {
         return true;
@@ -170,7 +171,7 @@ fn loads_a_data_cache<'t>(checker: &Checker<'_, 't>, call: Node<'t>, target: Nod
         return true;
     }
     let guarded = tree::ancestors_in_function(call).filter(|a| a.kind() == "if_statement").any(|statement| {
-        statement.child_by_field_name("condition").is_some_and(|c| {
+        statement.child_by_field_id(field::CONDITION).is_some_and(|c| {
             let condition = tree::text(c, source);
             ["exists(", "isfile(", "is_file("].iter().any(|check| condition.contains(check)) && condition.contains(path)
         })
@@ -235,8 +236,8 @@ fn every_save_from_cpu(checker: &Checker) -> bool {
             let Some(saved) = tree::positional_args(*save).first().copied() else { return false };
             let mut root = saved;
             while let Some(inner) = match root.kind() {
-                "call" => root.child_by_field_name("function"),
-                "attribute" => root.child_by_field_name("object"),
+                "call" => root.child_by_field_id(field::FUNCTION),
+                "attribute" => root.child_by_field_id(field::OBJECT),
                 _ => None,
             } {
                 root = inner;

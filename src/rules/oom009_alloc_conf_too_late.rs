@@ -3,6 +3,7 @@
 //! again), or holding an option the allocator does not know (the first CUDA allocation
 //! fails).
 
+use crate::engine::field;
 use super::{Check, Cost, DeviceMeasure, Rule, rule_files};
 use crate::diagnostic::{Severity, TextRange};
 use crate::engine::checker::{Checker, Match};
@@ -101,7 +102,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     };
     let facts = checker.facts;
     let Some(variable) = string_value(name, facts.source).filter(|n| VARIABLES.contains(n)) else { return };
-    let method = set.child_by_field_name("function").and_then(|f| tree::last_name(f, facts.source));
+    let method = set.child_by_field_id(field::FUNCTION).and_then(|f| tree::last_name(f, facts.source));
     let expected: &[&'static str] = if method == Some("putenv") { &["os"] } else { &["os.environ"] };
     if facts.resolves_to(environ, expected).is_none() {
         return;
@@ -296,7 +297,7 @@ fn applies_at_run_time<'t>(facts: &Facts<'t>, set: Node<'t>) -> bool {
 
 fn uses_cuda<'t>(facts: &Facts<'t>, call: Node<'t>) -> bool {
     let source = facts.source;
-    let Some(function) = call.child_by_field_name("function") else { return false };
+    let Some(function) = call.child_by_field_id(field::FUNCTION) else { return false };
     if facts.resolves_to(function, &INITIALIZING).is_some() {
         return true;
     }
@@ -364,7 +365,7 @@ fn move_above<'t>(
     // environ`) must be bound by an import that runs before the new place.
     let mut base = environ;
     while base.kind() == "attribute" {
-        base = base.child_by_field_name("object")?;
+        base = base.child_by_field_id(field::OBJECT)?;
     }
     let binding = facts.index().lookup(facts.text(base), base)?;
     if !matches!(binding.kind, BindingKind::Import) || binding.visible_from > target.start_byte() {

@@ -1,6 +1,7 @@
 //! OOM010 retry-inside-except: recovering from an out-of-memory error by running the
 //! model again inside the `except` block.
 
+use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
@@ -40,7 +41,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let source = checker.source();
     let retried = Retried {
         enclosing: tree::enclosing_function(handler)
-            .and_then(|f| f.child_by_field_name("name"))
+            .and_then(|f| f.child_by_field_id(field::NAME))
             .map(|n| tree::text(n, source)),
         tried: tried_calls(handler, source),
     };
@@ -52,7 +53,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
         return;
     };
     let what = if kind == Retry::Function { "retries" } else { "runs the network again" };
-    let callee = call.child_by_field_name("function").map(|f| checker.text(f)).unwrap_or_default();
+    let callee = call.child_by_field_id(field::FUNCTION).map(|f| checker.text(f)).unwrap_or_default();
     let message = format!(
         "`{callee}` {what} inside the `except` block: the exception's traceback still holds the failed step's \
          tensors, so the retry runs with that memory in use"
@@ -94,7 +95,7 @@ fn retry_kind<'t>(
     if facts.is_forward_call(call) {
         return Some(Retry::Network);
     }
-    let callee = call.child_by_field_name("function")?;
+    let callee = call.child_by_field_id(field::FUNCTION)?;
     let name = tree::last_name(callee, source)?;
     // Bookkeeping around the step (`losses.append`, `loss.backward`, the criterion) is not
     // the retry.
@@ -158,10 +159,10 @@ const RELEASE_VERBS: [&str; 10] =
 /// The callees of the calls in the `try` body the handler belongs to.
 fn tried_calls<'t>(handler: Node<'t>, source: &'t str) -> Vec<&'t str> {
     let Some(statement) = tree::ancestors(handler).find(|a| a.kind() == "try_statement") else { return Vec::new() };
-    let Some(body) = statement.child_by_field_name("body") else { return Vec::new() };
+    let Some(body) = statement.child_by_field_id(field::BODY) else { return Vec::new() };
     tree::descendants(body)
         .filter(|n| n.kind() == "call")
-        .filter_map(|c| c.child_by_field_name("function"))
+        .filter_map(|c| c.child_by_field_id(field::FUNCTION))
         .map(|f| tree::text(f, source))
         .collect()
 }

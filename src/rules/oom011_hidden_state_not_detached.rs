@@ -1,6 +1,7 @@
 //! OOM011 hidden-state-not-detached: a recurrent state carried from one batch to the next
 //! without `.detach()`.
 
+use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
@@ -94,10 +95,10 @@ pub(super) fn carries_state<'t>(step: Node<'t>, source: &'t str) -> bool {
         if node.kind() != "assignment" {
             return false;
         }
-        let (Some(targets), Some(value)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+        let (Some(targets), Some(value)) = (node.child_by_field_id(field::LEFT), node.child_by_field_id(field::RIGHT)) else {
             return false;
         };
-        let Some(arguments) = value.child_by_field_name("arguments").filter(|_| value.kind() == "call") else {
+        let Some(arguments) = value.child_by_field_id(field::ARGUMENTS).filter(|_| value.kind() == "call") else {
             return false;
         };
         // A state cut from its graph somewhere in the loop (`x = x.detach()`) carries none.
@@ -120,7 +121,7 @@ fn argument_names<'t>(arguments: Node<'t>, source: &'t str) -> Vec<&'t str> {
     let mut cursor = arguments.walk();
     for argument in arguments.named_children(&mut cursor) {
         let value = match argument.kind() {
-            "keyword_argument" => argument.child_by_field_name("value"),
+            "keyword_argument" => argument.child_by_field_id(field::VALUE),
             _ => Some(argument),
         };
         let Some(value) = value.map(tree::unparenthesize) else { continue };

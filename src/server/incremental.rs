@@ -31,6 +31,7 @@
 //! A risky edit, or a check that fails, relints the whole file.
 
 use crate::diagnostic::{Diagnostic, TextRange};
+use crate::engine::field;
 use std::ops::Range;
 use tree_sitter::{Node, Tree};
 
@@ -435,7 +436,7 @@ pub fn module_code(tree: &Tree, relinted: &Range<usize>) -> Vec<Range<usize>> {
 /// after the body may have held a statement the edit took away, which
 /// `FileLayout::same_outside` tells by the module-level statements in the range.
 fn body_region(text: &str, unit: Node) -> Option<Range<usize>> {
-    let body = definition(unit)?.child_by_field_name("body")?;
+    let body = definition(unit)?.child_by_field_id(field::BODY)?;
     let start = body.prev_sibling().map_or(body.start_byte(), |header| header.end_byte());
     let blank =
         text[unit.end_byte()..].find(|c: char| !c.is_ascii_whitespace()).unwrap_or(text.len() - unit.end_byte());
@@ -446,7 +447,7 @@ fn body_region(text: &str, unit: Node) -> Option<Range<usize>> {
 fn definition(unit: Node) -> Option<Node> {
     match unit.kind() {
         "function_definition" | "class_definition" => Some(unit),
-        "decorated_definition" => unit.child_by_field_name("definition"),
+        "decorated_definition" => unit.child_by_field_id(field::DEFINITION),
         _ => None,
     }
 }

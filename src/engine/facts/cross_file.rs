@@ -8,6 +8,7 @@ use super::Facts;
 use super::index::BindingKind;
 use super::tensors::TensorValue;
 use crate::diagnostic::Related;
+use crate::engine::field;
 use crate::engine::tree;
 use std::path::Path;
 use tree_sitter::Node;
@@ -64,12 +65,12 @@ impl<'t> Facts<'t> {
     /// The name the project knows `function` by: `f` for a top-level function,
     /// `Class.f` for a method of a top-level class; `None` for nested functions.
     pub fn project_name(&self, function: Node<'t>) -> Option<String> {
-        let name = self.text(function.child_by_field_name("name")?);
+        let name = self.text(function.child_by_field_id(field::NAME)?);
         let outer = tree::ancestors(function).filter(|a| tree::is_scope(a.kind())).collect::<Vec<_>>();
         match outer.as_slice() {
             [] => Some(name.to_string()),
             [class] if class.kind() == "class_definition" => {
-                Some(format!("{}.{name}", self.text(class.child_by_field_name("name")?)))
+                Some(format!("{}.{name}", self.text(class.child_by_field_id(field::NAME)?)))
             }
             _ => None,
         }
@@ -85,7 +86,7 @@ impl<'t> Facts<'t> {
     /// What a call of a project function returns, and where that function is.
     pub fn project_callee(&self, call: Node<'t>) -> Option<(TensorValue, Related)> {
         let project = self.project.as_deref()?;
-        let function = call.child_by_field_name("function")?;
+        let function = call.child_by_field_id(field::FUNCTION)?;
         if !matches!(function.kind(), "identifier" | "attribute") {
             return None;
         }

@@ -7,6 +7,7 @@
 
 use super::Facts;
 use super::heuristics;
+use crate::engine::field;
 use crate::engine::tree::{self, ancestors};
 use tree_sitter::Node;
 
@@ -20,7 +21,7 @@ pub enum GradSwitch {
 pub fn switch_of(expr: Node, source: &str) -> Option<GradSwitch> {
     let expr = tree::unparenthesize(expr);
     let (callee, call) = match expr.kind() {
-        "call" => (expr.child_by_field_name("function")?, Some(expr)),
+        "call" => (expr.child_by_field_id(field::FUNCTION)?, Some(expr)),
         _ => (expr, None),
     };
     let name = tree::last_name(callee, source)?;
@@ -49,7 +50,7 @@ pub fn with_switch(with: Node, source: &str) -> Option<GradSwitch> {
     let mut cursor = clause.walk();
     let items: Vec<Node> = clause.named_children(&mut cursor).filter(|c| c.kind() == "with_item").collect();
     items.into_iter().find_map(|item| {
-        let value = item.child_by_field_name("value")?;
+        let value = item.child_by_field_id(field::VALUE)?;
         let value = if value.kind() == "as_pattern" { value.named_child(0)? } else { value };
         switch_of(value, source)
     })
@@ -112,7 +113,7 @@ impl<'t> Facts<'t> {
                 }
             }
         }
-        let Some(name_node) = function.child_by_field_name("name") else { return false };
+        let Some(name_node) = function.child_by_field_id(field::NAME) else { return false };
         let name = self.text(name_node);
         let is_method =
             ancestors(function).find(|a| tree::is_scope(a.kind())).is_some_and(|a| a.kind() == "class_definition");
@@ -128,7 +129,7 @@ impl<'t> Facts<'t> {
     /// the function it wraps with gradients disabled.
     fn is_no_grad_decorator(&self, expression: Node<'t>) -> bool {
         let name = match expression.kind() {
-            "call" => expression.child_by_field_name("function"),
+            "call" => expression.child_by_field_id(field::FUNCTION),
             _ => Some(expression),
         };
         let Some(name) = name.filter(|n| n.kind() == "identifier") else { return false };
@@ -142,7 +143,7 @@ impl<'t> Facts<'t> {
         // the wrapped function.
         let parameters: Vec<&str> = std::iter::once(definition)
             .chain(tree::descendants(definition).filter(|n| n.kind() == "function_definition"))
-            .filter_map(|f| f.child_by_field_name("parameters"))
+            .filter_map(|f| f.child_by_field_id(field::PARAMETERS))
             .flat_map(|p| {
                 super::index::target_names(p)
                     .into_iter()
@@ -151,7 +152,7 @@ impl<'t> Facts<'t> {
             .map(|n| self.text(n))
             .collect();
         tree::descendants(definition).filter(|n| n.kind() == "call").any(|call| {
-            let callee = call.child_by_field_name("function");
+            let callee = call.child_by_field_id(field::FUNCTION);
             callee.is_some_and(|c| c.kind() == "identifier" && parameters.contains(&self.text(c)))
                 && ancestors(call)
                     .take_while(|a| a.id() != definition.id())
@@ -164,7 +165,7 @@ impl<'t> Facts<'t> {
     fn project_decorator_disables(&self, expression: Node<'t>) -> bool {
         let Some(project) = self.project.as_deref() else { return false };
         let callee = match expression.kind() {
-            "call" => expression.child_by_field_name("function"),
+            "call" => expression.child_by_field_id(field::FUNCTION),
             _ => Some(expression),
         };
         let Some(callee) = callee.filter(|c| matches!(c.kind(), "identifier" | "attribute")) else { return false };
@@ -202,7 +203,7 @@ impl<'t> Facts<'t> {
             let parent = tree::parent(identifier);
             let reference = match parent {
                 Some(p) if p.kind() == "attribute" => {
-                    if p.child_by_field_name("attribute").map(|a| a.id()) != Some(identifier.id()) {
+                    if p.child_by_field_id(field::ATTRIBUTE).map(|a| a.id()) != Some(identifier.id()) {
                         continue; // `name.x`: a different use of the name
                     }
                     p
@@ -215,7 +216,7 @@ impl<'t> Facts<'t> {
                 continue;
             }
             let call = tree::parent(reference).filter(|c| {
-                c.kind() == "call" && c.child_by_field_name("function").map(|f| f.id()) == Some(reference.id())
+                c.kind() == "call" && c.child_by_field_id(field::FUNCTION).map(|f| f.id()) == Some(reference.id())
             });
             match call {
                 Some(call) if self.grad_disabled(call) => call_sites += 1,

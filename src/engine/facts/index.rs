@@ -5,6 +5,7 @@
 //! statements walks only those). The cost is proportional to the names the rules ask
 //! about, not to the file's size.
 
+use crate::engine::field;
 use crate::engine::tree::{self, is_scope};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -350,11 +351,11 @@ impl<'t> FileIndex<'t> {
             self.root
                 .named_children(&mut cursor)
                 .filter_map(|unit| match unit.kind() {
-                    "decorated_definition" => unit.child_by_field_name("definition"),
+                    "decorated_definition" => unit.child_by_field_id(field::DEFINITION),
                     "function_definition" | "class_definition" => Some(unit),
                     _ => None,
                 })
-                .filter_map(|definition| definition.child_by_field_name("body"))
+                .filter_map(|definition| definition.child_by_field_id(field::BODY))
                 .map(|body| body.byte_range())
                 .collect()
         });
@@ -449,7 +450,7 @@ impl<'t> FileIndex<'t> {
     fn classify(&self, identifier: Node<'t>) -> Option<Binding<'t>> {
         let parent = tree::parent(identifier)?;
         let is_field =
-            |node: Node<'t>, field: &str| node.child_by_field_name(field).is_some_and(|f| f.id() == identifier.id());
+            |node: Node<'t>, field: u16| node.child_by_field_id(field).is_some_and(|f| f.id() == identifier.id());
         let scope = |node: Node<'t>| scope_of(node, self.root);
         let make = |kind, statement: Node<'t>, visible_from| Binding {
             kind,
@@ -459,23 +460,23 @@ impl<'t> FileIndex<'t> {
             import_path: None,
         };
         match parent.kind() {
-            "assignment" if is_field(parent, "left") => {
-                let value = innermost_assigned_value(parent.child_by_field_name("right")?);
+            "assignment" if is_field(parent, field::LEFT) => {
+                let value = innermost_assigned_value(parent.child_by_field_id(field::RIGHT)?);
                 Some(make(BindingKind::Value(value), statement_of(parent), parent.end_byte()))
             }
-            "augmented_assignment" if is_field(parent, "left") => {
-                let value = parent.child_by_field_name("right")?;
+            "augmented_assignment" if is_field(parent, field::LEFT) => {
+                let value = parent.child_by_field_id(field::RIGHT)?;
                 Some(make(BindingKind::Augmented(value), statement_of(parent), parent.end_byte()))
             }
-            "named_expression" if is_field(parent, "name") => {
-                let value = parent.child_by_field_name("value")?;
+            "named_expression" if is_field(parent, field::NAME) => {
+                let value = parent.child_by_field_id(field::VALUE)?;
                 Some(make(BindingKind::Value(value), parent, parent.end_byte()))
             }
-            "for_statement" if is_field(parent, "left") => {
-                let body = parent.child_by_field_name("body")?;
-                Some(make(BindingKind::LoopTarget(parent.child_by_field_name("right")?), parent, body.start_byte()))
+            "for_statement" if is_field(parent, field::LEFT) => {
+                let body = parent.child_by_field_id(field::BODY)?;
+                Some(make(BindingKind::LoopTarget(parent.child_by_field_id(field::RIGHT)?), parent, body.start_byte()))
             }
-            "function_definition" | "class_definition" if is_field(parent, "name") => Some(Binding {
+            "function_definition" | "class_definition" if is_field(parent, field::NAME) => Some(Binding {
                 kind: BindingKind::Definition,
                 scope: scope(parent),
                 statement: parent,
@@ -483,7 +484,7 @@ impl<'t> FileIndex<'t> {
                 import_path: None,
             }),
             "parameters" | "lambda_parameters" => self.parameter(parent),
-            "default_parameter" | "typed_default_parameter" if is_field(parent, "name") => {
+            "default_parameter" | "typed_default_parameter" if is_field(parent, field::NAME) => {
                 self.parameter(tree::parent(parent)?)
             }
             "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern"
@@ -498,13 +499,13 @@ impl<'t> FileIndex<'t> {
                 while let Some(up) = tree::parent(target) {
                     match up.kind() {
                         kind if is_destructuring(kind) => target = up,
-                        "assignment" if up.child_by_field_name("left").is_some_and(|l| l.id() == target.id()) => {
-                            let value = innermost_assigned_value(up.child_by_field_name("right")?);
+                        "assignment" if up.child_by_field_id(field::LEFT).is_some_and(|l| l.id() == target.id()) => {
+                            let value = innermost_assigned_value(up.child_by_field_id(field::RIGHT)?);
                             return Some(make(BindingKind::Unpacked(value), statement_of(up), up.end_byte()));
                         }
-                        "for_statement" if up.child_by_field_name("left").is_some_and(|l| l.id() == target.id()) => {
-                            let body = up.child_by_field_name("body")?;
-                            let iterable = up.child_by_field_name("right")?;
+                        "for_statement" if up.child_by_field_id(field::LEFT).is_some_and(|l| l.id() == target.id()) => {
+                            let body = up.child_by_field_id(field::BODY)?;
+                            let iterable = up.child_by_field_id(field::RIGHT)?;
                             return Some(make(BindingKind::LoopTarget(iterable), up, body.start_byte()));
                         }
                         "as_pattern_target" => return Some(make(BindingKind::Other, up, up.end_byte())),
@@ -520,7 +521,7 @@ impl<'t> FileIndex<'t> {
 
     fn parameter(&self, parameters: Node<'t>) -> Option<Binding<'t>> {
         let function = tree::parent(parameters).filter(|f| tree::is_function(f.kind()))?;
-        let body = function.child_by_field_name("body")?;
+        let body = function.child_by_field_id(field::BODY)?;
         Some(Binding {
             kind: BindingKind::Parameter,
             scope: function.id(),
@@ -535,16 +536,16 @@ impl<'t> FileIndex<'t> {
     fn import(&self, identifier: Node<'t>) -> Option<Binding<'t>> {
         let statement = tree::ancestors(identifier).find(|a| a.kind().starts_with("import"))?;
         let text = |n: Node| tree::text(n, self.source);
-        let module = statement.child_by_field_name("module_name");
+        let module = statement.child_by_field_id(field::MODULE_NAME);
         if module.is_some_and(|m| tree::contains(m, identifier)) {
             return None;
         }
         let parent = tree::parent(identifier)?;
         let path = if parent.kind() == "aliased_import" {
-            if parent.child_by_field_name("alias").map(|a| a.id()) != Some(identifier.id()) {
+            if parent.child_by_field_id(field::ALIAS).map(|a| a.id()) != Some(identifier.id()) {
                 return None;
             }
-            text(parent.child_by_field_name("name")?).to_string()
+            text(parent.child_by_field_id(field::NAME)?).to_string()
         } else {
             // A name inside a dotted name: only the first part of `import a.b` binds,
             // and only a plain (unaliased) `from m import b`.
@@ -624,13 +625,13 @@ fn call_through(identifier: Node) -> Option<Node> {
     let mut callee = identifier;
     let parent = tree::parent(identifier)?;
     if parent.kind() == "attribute" {
-        if parent.child_by_field_name("attribute")?.id() != identifier.id() {
+        if parent.child_by_field_id(field::ATTRIBUTE)?.id() != identifier.id() {
             return None;
         }
         callee = parent;
     }
     let call = tree::parent(callee).filter(|c| c.kind() == "call")?;
-    (call.child_by_field_name("function")?.id() == callee.id()).then_some(call)
+    (call.child_by_field_id(field::FUNCTION)?.id() == callee.id()).then_some(call)
 }
 
 fn statement_of(node: Node) -> Node {
@@ -640,7 +641,7 @@ fn statement_of(node: Node) -> Node {
 /// `a = b = value` binds both names to `value`.
 fn innermost_assigned_value(mut right: Node) -> Node {
     while right.kind() == "assignment" {
-        match right.child_by_field_name("right") {
+        match right.child_by_field_id(field::RIGHT) {
             Some(next) => right = next,
             None => break,
         }

@@ -11,6 +11,7 @@ pub mod tensors;
 pub mod version_guard;
 
 use crate::diagnostic::Related;
+use crate::engine::field;
 use cross_file::{ParsedFile, ProjectFacts, ProjectSession};
 use index::FileIndex;
 use std::any::Any;
@@ -180,7 +181,7 @@ impl<'t> Facts<'t> {
         // `a.b.name` stands for something ending in `.name` however `a` resolves: most
         // attributes are ruled out here, without resolving their object.
         if node.kind() == "attribute"
-            && let Some(attribute) = node.child_by_field_name("attribute")
+            && let Some(attribute) = node.child_by_field_id(field::ATTRIBUTE)
         {
             let name = self.text(attribute);
             if !apis.iter().any(|api| api.strip_suffix(name).is_some_and(|rest| rest.ends_with('.'))) {

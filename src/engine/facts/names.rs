@@ -3,6 +3,7 @@
 //! as amp`) and alias assignments (`autocast = torch.cuda.amp.autocast`).
 
 use super::index::{BindingKind, FileIndex};
+use crate::engine::field;
 use crate::engine::tree;
 use tree_sitter::Node;
 
@@ -37,8 +38,8 @@ fn resolve<'t>(index: &FileIndex<'t>, node: Node<'t>, source: &str, depth: usize
             let mut links = Vec::new();
             let mut base = node;
             while base.kind() == "attribute" {
-                links.push(tree::text(base.child_by_field_name("attribute")?, source));
-                base = tree::unparenthesize(base.child_by_field_name("object")?);
+                links.push(tree::text(base.child_by_field_id(field::ATTRIBUTE)?, source));
+                base = tree::unparenthesize(base.child_by_field_id(field::OBJECT)?);
             }
             let mut path = resolve(index, base, source, depth)?;
             for link in links.iter().rev() {

@@ -6,6 +6,7 @@
 use super::Facts;
 use super::heuristics;
 use super::index::BindingKind;
+use crate::engine::field;
 use crate::engine::tree;
 use tree_sitter::Node;
 
@@ -144,7 +145,7 @@ impl<'t> Facts<'t> {
             "identifier" => self.name_value(expr, depth, asked),
             "attribute" => {
                 let (Some(object), Some(attribute)) =
-                    (expr.child_by_field_name("object"), expr.child_by_field_name("attribute"))
+                    (expr.child_by_field_id(field::OBJECT), expr.child_by_field_id(field::ATTRIBUTE))
                 else {
                     return Unknown;
                 };
@@ -154,11 +155,11 @@ impl<'t> Facts<'t> {
                     _ => Unknown,
                 }
             }
-            "subscript" => match expr.child_by_field_name("value") {
+            "subscript" => match expr.child_by_field_id(field::VALUE) {
                 // `compute_loss(...)[1]`: the item the callee returns at that position.
                 Some(value) if value.kind() == "call" => {
                     let position = expr
-                        .child_by_field_name("subscript")
+                        .child_by_field_id(field::SUBSCRIPT)
                         .filter(|k| k.kind() == "integer")
                         .and_then(|k| self.text(k).parse::<usize>().ok());
                     match position.and_then(|p| self.returned_value(value, Some(p), depth + 1)) {
@@ -170,7 +171,7 @@ impl<'t> Facts<'t> {
                 None => Unknown,
             },
             "binary_operator" => {
-                let operands = [expr.child_by_field_name("left"), expr.child_by_field_name("right")];
+                let operands = [expr.child_by_field_id(field::LEFT), expr.child_by_field_id(field::RIGHT)];
                 let values: Vec<TensorValue> =
                     operands.into_iter().flatten().map(|o| self.value_at_depth(o, depth + 1, asked)).collect();
                 if values.contains(&Attached) {
@@ -181,7 +182,7 @@ impl<'t> Facts<'t> {
                     Unknown
                 }
             }
-            "unary_operator" => match expr.child_by_field_name("argument") {
+            "unary_operator" => match expr.child_by_field_id(field::ARGUMENT) {
                 Some(argument) => self.value_at_depth(argument, depth + 1, asked),
                 None => Unknown,
             },
@@ -191,7 +192,7 @@ impl<'t> Facts<'t> {
                 let values: Vec<TensorValue> = expr
                     .named_children(&mut expr.walk())
                     .filter(|pair| pair.kind() == "pair")
-                    .filter_map(|pair| pair.child_by_field_name("value"))
+                    .filter_map(|pair| pair.child_by_field_id(field::VALUE))
                     .map(|v| self.value_at_depth(v, depth + 1, asked))
                     .collect();
                 if values.contains(&Attached) {
@@ -225,7 +226,7 @@ impl<'t> Facts<'t> {
             // `loss *= n`: the name carries the graph of its operand or of its earlier value.
             BindingKind::Augmented(value) => {
                 let earlier = tree::parent(value)
-                    .and_then(|a| a.child_by_field_name("left"))
+                    .and_then(|a| a.child_by_field_id(field::LEFT))
                     .filter(|target| target.kind() == "identifier")
                     .and_then(|target| self.index().lookup(self.text(target), target).map(|b| (target, b)))
                     .filter(|(_, b)| b.statement.id() != binding.statement.id());
@@ -245,13 +246,13 @@ impl<'t> Facts<'t> {
 
     fn call_value(&self, call: Node<'t>, depth: usize, asked: Asked) -> TensorValue {
         use TensorValue::*;
-        let Some(function) = call.child_by_field_name("function") else { return Unknown };
+        let Some(function) = call.child_by_field_id(field::FUNCTION) else { return Unknown };
         if function.kind() == "identifier" && DETACHING_BUILTINS.contains(&self.text(function)) {
             return Detached;
         }
         if function.kind() == "attribute" {
             let method = tree::last_name(function, self.source).unwrap_or("");
-            let receiver = function.child_by_field_name("object");
+            let receiver = function.child_by_field_id(field::OBJECT);
             if DETACHING_METHODS.contains(&method) {
                 return Detached;
             }
@@ -322,7 +323,7 @@ impl<'t> Facts<'t> {
                     let mut stack = vec![self.root];
                     while let Some(node) = stack.pop() {
                         if node.kind() == "function_definition"
-                            && let Some(name) = node.child_by_field_name("name")
+                            && let Some(name) = node.child_by_field_id(field::NAME)
                             && heuristics::words(self.text(name)).iter().any(|w| w == "backward" || w == "backprop")
                         {
                             names.push(self.text(name).to_string());
@@ -356,7 +357,7 @@ impl<'t> Facts<'t> {
             by_method
                 || hand_written.iter().any(|name| {
                     self.index().calls_named_in(name, region.byte_range()).into_iter().any(|c| {
-                        c.child_by_field_name("function").is_some_and(|f| f.kind() == "identifier")
+                        c.child_by_field_id(field::FUNCTION).is_some_and(|f| f.kind() == "identifier")
                             && self.local_definition(c).is_some_and(|definition| {
                                 // `def backward_step(loss): loss.backward()` is autograd's.
                                 !self
@@ -373,10 +374,10 @@ impl<'t> Facts<'t> {
     /// a network written by hand, computing its own gradients. `nn.Module` has no
     /// `backward` method, so a network with one is not run by autograd.
     pub fn is_hand_written_forward(&self, call: Node<'t>) -> bool {
-        let Some(function) = call.child_by_field_name("function") else { return false };
+        let Some(function) = call.child_by_field_id(field::FUNCTION) else { return false };
         let network = match function.kind() {
             "attribute" if tree::last_name(function, self.source) == Some("forward") => {
-                function.child_by_field_name("object")
+                function.child_by_field_id(field::OBJECT)
             }
             "identifier" if heuristics::is_model_name(self.text(function)) => Some(function),
             _ => None,
@@ -408,7 +409,7 @@ impl<'t> Facts<'t> {
                 _ => false,
             },
             "attribute" => {
-                at_prediction && expr.child_by_field_name("attribute").is_some_and(|a| self.text(a) == "data")
+                at_prediction && expr.child_by_field_id(field::ATTRIBUTE).is_some_and(|a| self.text(a) == "data")
             }
             "call" => {
                 if self.is_hand_written_forward(expr) {
@@ -473,7 +474,7 @@ impl<'t> Facts<'t> {
     /// The `def` a call reaches in this file: `f(...)` for a function bound here,
     /// `self.f(...)` for a method of the enclosing class.
     pub fn local_definition(&self, call: Node<'t>) -> Option<Node<'t>> {
-        let function = call.child_by_field_name("function")?;
+        let function = call.child_by_field_id(field::FUNCTION)?;
         match function.kind() {
             "identifier" => {
                 let binding = self.index().lookup(self.text(function), function)?;
@@ -481,24 +482,24 @@ impl<'t> Facts<'t> {
                     .then_some(binding.statement)
             }
             "attribute" => {
-                let object = function.child_by_field_name("object")?;
+                let object = function.child_by_field_id(field::OBJECT)?;
                 if object.kind() != "identifier" || self.text(object) != "self" {
                     return None;
                 }
-                let name = self.text(function.child_by_field_name("attribute")?);
+                let name = self.text(function.child_by_field_id(field::ATTRIBUTE)?);
                 let class = tree::ancestors(call).find(|a| a.kind() == "class_definition")?;
-                let body = class.child_by_field_name("body")?;
+                let body = class.child_by_field_id(field::BODY)?;
                 body.named_children(&mut body.walk())
                     .map(|d| {
                         if d.kind() == "decorated_definition" {
-                            d.child_by_field_name("definition").unwrap_or(d)
+                            d.child_by_field_id(field::DEFINITION).unwrap_or(d)
                         } else {
                             d
                         }
                     })
                     .find(|d| {
                         d.kind() == "function_definition"
-                            && d.child_by_field_name("name").is_some_and(|n| self.text(n) == name)
+                            && d.child_by_field_id(field::NAME).is_some_and(|n| self.text(n) == name)
                     })
             }
             _ => None,
@@ -510,9 +511,9 @@ impl<'t> Facts<'t> {
     /// `named_parameters()`).
     /// Its outputs carry a graph only through an input that requires one.
     pub fn is_frozen_module(&self, call: Node<'t>) -> bool {
-        let Some(function) = call.child_by_field_name("function") else { return false };
+        let Some(function) = call.child_by_field_id(field::FUNCTION) else { return false };
         let network = match tree::last_name(function, self.source) {
-            Some("forward") => function.child_by_field_name("object"),
+            Some("forward") => function.child_by_field_id(field::OBJECT),
             _ => Some(function),
         };
         // `G = copy.deepcopy(G0).eval().requires_grad_(False)`: frozen where it is made.
@@ -559,7 +560,7 @@ impl<'t> Facts<'t> {
     /// `criterion(out, y)`, `F.cross_entropy(...)`, `self.loss_fn(...)`, or a call of a
     /// name bound to `nn.SomethingLoss()`.
     pub fn is_loss_call(&self, call: Node<'t>) -> bool {
-        let Some(function) = call.child_by_field_name("function") else { return false };
+        let Some(function) = call.child_by_field_id(field::FUNCTION) else { return false };
         let Some(name) = tree::last_name(function, self.source) else { return false };
         if heuristics::is_loss_function_name(name) {
             return true;
@@ -567,7 +568,7 @@ impl<'t> Facts<'t> {
         let functional = match function.kind() {
             "attribute" => {
                 let qualified = self.qualified_name(function);
-                let object = function.child_by_field_name("object").map(|o| self.text(o));
+                let object = function.child_by_field_id(field::OBJECT).map(|o| self.text(o));
                 qualified.is_some_and(|q| q.starts_with("torch.nn.functional."))
                     || matches!(object, Some("F" | "functional" | "nn.functional" | "torch.nn.functional"))
             }
@@ -604,7 +605,7 @@ impl<'t> Facts<'t> {
 
     /// `model(x)`, `self.net(x)`, `model.forward(x)`, `encoder(x)`.
     pub fn is_forward_call(&self, call: Node<'t>) -> bool {
-        let Some(function) = call.child_by_field_name("function") else { return false };
+        let Some(function) = call.child_by_field_id(field::FUNCTION) else { return false };
         match function.kind() {
             // A variable holding a network, not a class (`ResNet(...)`), a function or
             // an import (`get_default_generator()`).
@@ -616,7 +617,7 @@ impl<'t> Facts<'t> {
             }
             "attribute" => {
                 let Some(name) = tree::last_name(function, self.source) else { return false };
-                let object = function.child_by_field_name("object");
+                let object = function.child_by_field_id(field::OBJECT);
                 if name == "forward" {
                     return object.and_then(|o| tree::last_name(o, self.source)).is_some_and(heuristics::is_model_name);
                 }
@@ -637,8 +638,8 @@ impl<'t> Facts<'t> {
 /// net.named_parameters(): ...`): the assignment stands directly in the loop's body, so it
 /// reaches every parameter; one under an `if` (`if "lora" not in name:`) freezes only some.
 fn freezes_every_parameter(loop_: Node, source: &str) -> bool {
-    let Some(body) = loop_.child_by_field_name("body") else { return false };
-    let Some(target) = loop_.child_by_field_name("left") else { return false };
+    let Some(body) = loop_.child_by_field_id(field::BODY) else { return false };
+    let Some(target) = loop_.child_by_field_id(field::LEFT) else { return false };
     // The parameter is the loop variable, or the last name of `name, p`.
     let parameter = match target.kind() {
         "identifier" => Some(target),

@@ -3,6 +3,7 @@
 //! break exactly the release the branch is for.
 
 use crate::engine::facts::Facts;
+use crate::engine::field;
 use crate::engine::tree;
 use tree_sitter::Node;
 
@@ -38,7 +39,7 @@ fn is_guard(source: &str, node: Node) -> bool {
         "if_statement" | "elif_clause" | "conditional_expression" | "while_statement" => {
             let condition = match node.kind() {
                 "conditional_expression" => node.named_child(1),
-                _ => node.child_by_field_name("condition"),
+                _ => node.child_by_field_id(field::CONDITION),
             };
             condition.is_some_and(|c| {
                 let text = tree::text(c, source).to_ascii_lowercase();

@@ -7,6 +7,7 @@
 //! alone. An accumulator that lives across the whole run, or whose value is kept beyond
 //! the pass (appended to a history, returned, stored on an object), is still reported.
 
+use crate::engine::field;
 use super::{BACKWARD_NAMES, container_root, fresh_bindings};
 use crate::engine::checker::Checker;
 use crate::engine::facts::index::{BindingKind, target_names};
@@ -33,7 +34,7 @@ pub(super) fn freed_within_one_pass<'t>(
 fn local_name<'s>(checker: &Checker<'s, '_>, container: Node) -> Option<&'s str> {
     let mut node = container;
     while node.kind() == "subscript" {
-        node = node.child_by_field_name("value")?;
+        node = node.child_by_field_id(field::VALUE)?;
     }
     (node.kind() == "identifier").then(|| checker.text(node))
 }
@@ -74,7 +75,7 @@ fn backpropagated_each_step<'t>(
     for _ in 0..2 {
         for assignment in &assignments {
             let (Some(left), Some(right)) =
-                (assignment.child_by_field_name("left"), assignment.child_by_field_name("right"))
+                (assignment.child_by_field_id(field::LEFT), assignment.child_by_field_id(field::RIGHT))
             else {
                 continue;
             };
@@ -267,14 +268,14 @@ fn where_it_goes<'t>(checker: &Checker<'_, 't>, occurrence: Node<'t>) -> Flow {
     let mut node = occurrence;
     loop {
         let Some(parent) = tree::parent(node) else { return Flow::Kept };
-        let is_field = |field: &str| parent.child_by_field_name(field).is_some_and(|f| f.id() == node.id());
+        let is_field = |field: u16| parent.child_by_field_id(field).is_some_and(|f| f.id() == node.id());
         match parent.kind() {
             "binary_operator" | "unary_operator" | "parenthesized_expression" | "conditional_expression"
             | "boolean_operator" | "list" | "tuple" | "set" | "pair" | "dictionary" | "expression_list"
             | "list_splat" => {}
-            "subscript" if is_field("value") => {}
-            "attribute" if is_field("object") => {}
-            "keyword_argument" if is_field("value") => {}
+            "subscript" if is_field(field::VALUE) => {}
+            "attribute" if is_field(field::OBJECT) => {}
+            "keyword_argument" if is_field(field::VALUE) => {}
             "argument_list" => {}
             "comparison_operator" | "not_operator" | "interpolation" | "subscript"
             | "expression_statement" | "if_statement" | "elif_clause" | "while_statement" | "assert_statement"
@@ -300,11 +301,11 @@ fn where_it_goes<'t>(checker: &Checker<'_, 't>, occurrence: Node<'t>) -> Flow {
                     return Flow::Kept;
                 }
             }
-            "for_in_clause" if is_field("right") => {
+            "for_in_clause" if is_field(field::RIGHT) => {
                 // `sum(l.item() for l in losses)`: what the comprehension makes of each.
                 let Some(comprehension) = tree::parent(parent) else { return Flow::Kept };
-                let element = comprehension.child_by_field_name("body").map(|body| match body.kind() {
-                    "pair" => body.child_by_field_name("value").unwrap_or(body),
+                let element = comprehension.child_by_field_id(field::BODY).map(|body| match body.kind() {
+                    "pair" => body.child_by_field_id(field::VALUE).unwrap_or(body),
                     _ => body,
                 });
                 let detached = element.is_some_and(|e| checker.facts.tensor_value(e) == TensorValue::Detached);
@@ -316,18 +317,18 @@ fn where_it_goes<'t>(checker: &Checker<'_, 't>, occurrence: Node<'t>) -> Flow {
             }
             // Bound anew (`total, seen = 0, 0`, `for total in ...`): the old value is dropped.
             "pattern_list" | "tuple_pattern" | "list_pattern" => {}
-            "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" if is_field("left") => {
+            "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" if is_field(field::LEFT) => {
                 return Flow::Nowhere;
             }
             "assignment" | "augmented_assignment" => {
-                let Some(left) = parent.child_by_field_name("left") else { return Flow::Kept };
+                let Some(left) = parent.child_by_field_id(field::LEFT) else { return Flow::Kept };
                 return match names_of(left) {
                     Some(names) => Flow::Into(names, parent.end_byte()),
                     None => Flow::Kept,
                 };
             }
-            "for_statement" if is_field("right") => {
-                let Some(left) = parent.child_by_field_name("left") else { return Flow::Kept };
+            "for_statement" if is_field(field::RIGHT) => {
+                let Some(left) = parent.child_by_field_id(field::LEFT) else { return Flow::Kept };
                 return match names_of(left) {
                     Some(names) => Flow::Into(names, left.end_byte()),
                     None => Flow::Kept,
