@@ -149,6 +149,40 @@ struct ParentIndex {
     below: Vec<Option<StatementParents>>,
     /// The statement answered from last: questions come in runs about one statement.
     last: usize,
+    /// Answers given lately, by node (see `RecentParents`).
+    recent: RecentParents,
+}
+
+/// The parents asked for lately, each in a slot picked by the node's id. Rules climb from
+/// every call they look at to its loop, body and function, so the same few ancestors are
+/// asked for again and again (every call of a function climbs through the function's
+/// body): a slot answers them without finding the statement and searching its nodes.
+struct RecentParents {
+    /// A node's id and where it starts (ids alone are unique within one tree; the start
+    /// makes a stale slot harmless), and its parent.
+    slots: Vec<Option<(usize, u32, ffi::TSNode)>>,
+}
+
+impl RecentParents {
+    const SLOTS: usize = 4096;
+
+    fn slot(&self, node: Node) -> usize {
+        // Node ids are addresses: the low bits are alignment, the rest spread well enough.
+        (node.id() >> 4) % Self::SLOTS
+    }
+
+    fn get(&self, node: Node) -> Option<ffi::TSNode> {
+        let (id, start, parent) = self.slots.get(self.slot(node)).copied().flatten()?;
+        (id == node.id() && start == node.start_byte() as u32).then_some(parent)
+    }
+
+    fn put(&mut self, node: Node, parent: ffi::TSNode) {
+        if self.slots.is_empty() {
+            self.slots = vec![None; Self::SLOTS];
+        }
+        let slot = self.slot(node);
+        self.slots[slot] = Some((node.id(), node.start_byte() as u32, parent));
+    }
 }
 
 /// The parents of the nodes below one top-level statement. Kept per statement and
@@ -285,6 +319,9 @@ impl ParentIndex {
         if node.id() == root.id() {
             return None;
         }
+        if let Some(parent) = self.recent.get(node) {
+            return Some(raw(parent));
+        }
         self.know_statements();
         let holds =
             |statement: Node| statement.start_byte() <= node.start_byte() && node.end_byte() <= statement.end_byte();
@@ -312,6 +349,7 @@ impl ParentIndex {
             let below = self.below[at].get_or_insert_with(|| StatementParents::new(statement));
             if let Some(parent) = below.parent_of(node) {
                 self.last = at;
+                self.recent.put(node, parent);
                 return Some(raw(parent));
             }
         }
@@ -334,7 +372,14 @@ fn with_index<T>(node: Node, f: impl FnOnce(&mut ParentIndex) -> T) -> Option<T>
 /// while it lints a file.
 pub fn index_parents(root: Node<'_>) -> ParentsIndexed<'_> {
     let raw = root.into_raw();
-    let index = ParentIndex { tree: raw.tree, root: raw, statements: Vec::new(), below: Vec::new(), last: 0 };
+    let index = ParentIndex {
+        tree: raw.tree,
+        root: raw,
+        statements: Vec::new(),
+        below: Vec::new(),
+        last: 0,
+        recent: RecentParents { slots: Vec::new() },
+    };
     let previous = PARENT_INDEX.with_borrow_mut(|slot| slot.replace(index));
     ParentsIndexed { previous, tree: PhantomData }
 }
@@ -558,6 +603,26 @@ value = {'k': [1, (2, 3)]}
         for node in every_node(root) {
             assert_eq!(parent(node).map(|p| p.id()), node.parent().map(|p| p.id()), "{}", node.kind());
         }
+    }
+
+    /// A parent asked for again comes from the recent answers, and is still the tree's,
+    /// however many other nodes were asked about in between (sharing its slot or not).
+    #[test]
+    fn a_parent_asked_again_is_answered_from_the_recent_ones() {
+        let tree = crate::engine::parse(SOURCE).expect("parse");
+        let root = tree.root_node();
+        let _parents = index_parents(root);
+        let nodes: Vec<Node> = every_node(root).into_iter().filter(|n| n.id() != root.id()).collect();
+        for _ in 0..2 {
+            for &node in &nodes {
+                assert_eq!(parent(node).map(|p| p.id()), node.parent().map(|p| p.id()), "{}", node.kind());
+            }
+        }
+        let deepest = *nodes.iter().max_by_key(|n| ancestors(**n).count()).expect("nodes");
+        parent(deepest);
+        let recent = with_index(root, |index| index.recent.get(deepest)).flatten();
+        // SAFETY: the stored parent is a node of `tree`, alive here.
+        assert_eq!(recent.map(|p| unsafe { Node::from_raw(p) }.id()), deepest.parent().map(|p| p.id()));
     }
 
     /// The parents of a statement are found by where each node starts and its id, both
