@@ -8,6 +8,8 @@ use crate::engine::facts::heuristics;
 use crate::engine::facts::tensors::GRAPH_KEEPING_METHODS;
 use crate::engine::tree;
 use crate::fix::{Applicability, Edit, Fix, edits};
+use std::cell::RefCell;
+use std::collections::HashSet;
 use tree_sitter::Node;
 
 const FILES: (&str, &str) = rule_files!("OOM002-eval-without-no-grad");
@@ -40,15 +42,20 @@ const TRAINING_CALLS: &[&str] = &["backward", "manual_backward", "step", "zero_g
 
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let Some(call) = found.get("forward") else { return };
+    // `model(x)` is named like a network and called with arguments: two patterns find it,
+    // and what the check decides depends on the call alone.
+    if !first_check_of(checker, call) {
+        return;
+    }
     let facts = checker.facts;
+    let place = Place::of(call, facts.root);
     // File-local questions first: most calls are not in evaluation code, and whether a
     // call runs a network may ask the rest of the project about a helper's callers.
-    let Some(reason) = evaluation_reason(checker, call) else { return };
+    let Some(reason) = evaluation_reason(checker, call, &place) else { return };
     // The region one `no_grad` would cover: the loop around the call, else the function.
-    let region = tree::enclosing_loop(call).unwrap_or_else(|| tree::enclosing_body(call));
-    let function = tree::enclosing_function(call);
+    let region = place.loop_.unwrap_or(place.body);
     let validates_after_step =
-        function.is_some_and(|f| region.id() == f.id() && validates_after_training(checker, f, call));
+        place.function.is_some_and(|f| region.id() == f.id() && validates_after_training(checker, f, call));
     if trains(checker, region) && !validates_after_step {
         return;
     }
@@ -59,24 +66,26 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let forward = if own_method {
         runs_network_through_helper(checker, call)
     } else {
-        facts.is_forward_call(call) || runs_network_through_helper(checker, call) || called_after_own_eval(checker, call)
+        facts.is_forward_call(call)
+            || runs_network_through_helper(checker, call)
+            || called_after_own_eval(checker, call, place.body)
     };
     if !forward
         || facts.is_frozen_module(call)
         || network_on_cpu(checker, call)
-        || shape_check(checker, call)
+        || shape_check(checker, call, &place)
     {
         return;
     }
-    if facts.grad_disabled(call) || callers_decide(checker, call) {
+    if facts.grad_disabled(call) || callers_decide(checker, call, &place) {
         return;
     }
     let callee = call.child_by_field_id(field::FUNCTION).map(|f| checker.text(f)).unwrap_or("model");
     let message = format!(
         "`{callee}(...)` runs {reason} with autograd on: every activation is kept for a backward pass that never comes"
     );
-    let function = tree::enclosing_function(call).filter(|f| f.kind() == "function_definition");
-    let loop_ = tree::enclosing_loop(call);
+    let function = place.function.filter(|f| f.kind() == "function_definition");
+    let loop_ = place.loop_;
     // An evaluation function is decorated as a whole; otherwise the loop is wrapped.
     let decorate = function.filter(|_| loop_.is_none() || reason.starts_with("in evaluation function"));
     let (help, fix) = match (decorate, loop_) {
@@ -103,11 +112,51 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     };
     // A function that runs with autograd on because a caller in another file runs it so:
     // that caller is the explanation.
-    let reason = tree::enclosing_function(call).and_then(|f| facts.cross_file_reason(f));
+    let reason = place.function.and_then(|f| facts.cross_file_reason(f));
     if let Some(diagnostic) = checker.report_once(region.id(), call, Severity::Warning, message, help) {
         diagnostic.fix = fix;
         diagnostic.related.extend(reason);
     }
+}
+
+/// Where a call runs, found by one climb from it: the check asks for its loop, its
+/// function and its body several times over, for every call a network could make.
+struct Place<'t> {
+    /// The innermost `for` or `while` loop around the call in its function.
+    loop_: Option<Node<'t>>,
+    /// The `for` loops around the call in its function, innermost first.
+    for_loops: Vec<Node<'t>>,
+    /// The innermost function or lambda around the call.
+    function: Option<Node<'t>>,
+    /// That function, else the module (`tree::enclosing_body`).
+    body: Node<'t>,
+}
+
+impl<'t> Place<'t> {
+    fn of(call: Node<'t>, root: Node<'t>) -> Place<'t> {
+        let mut place = Place { loop_: None, for_loops: Vec::new(), function: None, body: root };
+        for ancestor in tree::ancestors(call) {
+            let kind = ancestor.kind();
+            if tree::is_function(kind) {
+                place.function = Some(ancestor);
+                place.body = ancestor;
+                break;
+            }
+            if tree::is_loop(kind) {
+                place.loop_ = place.loop_.or(Some(ancestor));
+            }
+            if kind == "for_statement" {
+                place.for_loops.push(ancestor);
+            }
+        }
+        place
+    }
+}
+
+/// Whether this is the first match of the file's lint to hand `call` to the check.
+fn first_check_of(checker: &Checker, call: Node) -> bool {
+    let checked = checker.facts.memo("OOM002 calls checked", None, || RefCell::new(HashSet::<usize>::new()));
+    checked.borrow_mut().insert(call.id())
 }
 
 /// `greedy_decode(model, src)`, `self._run_batch(batch)`: a call of a function of this file
@@ -218,7 +267,7 @@ fn to_cpu(mv: Node, source: &str) -> bool {
 /// `y = net(torch.randn(2, 3, 32, 32)); print(y.size())`: one forward pass, outside any
 /// loop, on an input made up on the spot. A shape check at the bottom of a model file, not
 /// evaluation: nothing repeats, and the input is a sample or two.
-fn shape_check<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
+fn shape_check<'t>(checker: &Checker<'_, 't>, call: Node<'t>, place: &Place<'t>) -> bool {
     const SYNTHETIC: &[&str] = &["randn", "rand", "randint", "zeros", "ones", "empty"];
     let source = checker.source();
     let made_up = |arg: Node<'t>| {
@@ -234,7 +283,7 @@ fn shape_check<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
             && tree::callee_name(value, source).is_some_and(|c| SYNTHETIC.contains(&c))
             && checker.facts.qualified_name(value.child_by_field_id(field::FUNCTION).unwrap_or(value)).is_some_and(|q| q.starts_with("torch."))
     };
-    tree::enclosing_loop(call).is_none() && !tree::positional_args(call).is_empty() && tree::positional_args(call).into_iter().all(made_up)
+    place.loop_.is_none() && !tree::positional_args(call).is_empty() && tree::positional_args(call).into_iter().all(made_up)
 }
 
 /// `"cpu"`, `torch.device("cpu")`, `{"cuda:0": "cpu"}`: a place on the host.
@@ -245,11 +294,11 @@ fn is_cpu_text(text: &str) -> bool {
 /// Where the graph goes is up to the callers: the function hands the forward's output back
 /// (`return model(x, t)`, a sampler's noise prediction that guidance differentiates), or it
 /// is a callback passed to code elsewhere and never called here.
-fn callers_decide<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
-    let Some(function) = tree::enclosing_function(call).filter(|f| f.kind() == "function_definition") else {
+fn callers_decide<'t>(checker: &Checker<'_, 't>, call: Node<'t>, place: &Place<'t>) -> bool {
+    let Some(function) = place.function.filter(|f| f.kind() == "function_definition") else {
         return false;
     };
-    let returned = tree::enclosing_loop(call).is_none()
+    let returned = place.loop_.is_none()
         && tree::ancestors_in_function(call).find(|a| a.kind() == "return_statement").is_some_and(|r| {
             let mut value = call;
             // `return model(x).float()`, `return model(x), state`
@@ -270,14 +319,14 @@ fn callers_decide<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
             }
             false
         });
-    returned || returns_graph(checker, call, function) || only_passed_as_callback(checker, function)
+    returned || returns_graph(checker, place, function) || only_passed_as_callback(checker, function)
 }
 
 /// A function without a loop around `call` that returns a graph-attached value (`return
 /// values, log_prob, entropy` of a policy's `evaluate_actions`): its callers backpropagate
 /// or not.
-fn returns_graph<'t>(checker: &Checker<'_, 't>, call: Node<'t>, function: Node<'t>) -> bool {
-    tree::enclosing_loop(call).is_none()
+fn returns_graph<'t>(checker: &Checker<'_, 't>, place: &Place<'t>, function: Node<'t>) -> bool {
+    place.loop_.is_none()
         && tree::descendants(function)
             .filter(|n| n.kind() == "return_statement")
             .filter(|r| tree::enclosing_function(*r).is_some_and(|f| f.id() == function.id()))
@@ -340,22 +389,9 @@ fn wrap_fix(checker: &Checker, loop_: Node) -> Option<Fix> {
 }
 
 /// Why this call is evaluation code, in words for the message; `None` when it is not.
-fn evaluation_reason<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<String> {
+fn evaluation_reason<'t>(checker: &Checker<'_, 't>, call: Node<'t>, place: &Place<'t>) -> Option<String> {
     let source = checker.source();
-    // One climb to the enclosing function, noting the loops on the way: asked of every
-    // call a network could make.
-    let mut loops = Vec::new();
-    let mut enclosing = None;
-    for ancestor in tree::ancestors(call) {
-        if tree::is_function(ancestor.kind()) {
-            enclosing = Some(ancestor);
-            break;
-        }
-        if ancestor.kind() == "for_statement" {
-            loops.push(ancestor);
-        }
-    }
-    let function = enclosing.filter(|f| f.kind() == "function_definition");
+    let function = place.function.filter(|f| f.kind() == "function_definition");
     if let Some(name) = function.and_then(|f| f.child_by_field_id(field::NAME)).map(|n| checker.text(n)) {
         if heuristics::is_framework_no_grad_hook(name) || name == "training_step" || is_test_case(checker, function?) {
             return None;
@@ -364,7 +400,7 @@ fn evaluation_reason<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<St
             return Some(format!("in evaluation function `{name}`"));
         }
     }
-    for ancestor in loops {
+    for &ancestor in &place.for_loops {
         let Some(iterable) = ancestor.child_by_field_id(field::RIGHT) else { continue };
         let data = tree::descendants(iterable)
             .filter(|n| n.kind() == "identifier")
@@ -374,8 +410,7 @@ fn evaluation_reason<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<St
             return Some(format!("in a loop over `{data}`"));
         }
     }
-    let body = enclosing.unwrap_or(checker.facts.root);
-    after_eval_call(checker, call, body).map(|receiver| format!("after `{receiver}.eval()`"))
+    after_eval_call(checker, call, place.body).map(|receiver| format!("after `{receiver}.eval()`"))
 }
 
 /// A pytest test function or a unittest test method: memory there is not worth a finding.
@@ -391,12 +426,12 @@ fn is_test_case(checker: &Checker, function: Node) -> bool {
 
 /// The network a forward call runs: `model` for `model(x)`, `self.model(x)` and
 /// `model.forward(x)`.
-fn network_name<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t str> {
+fn network_name<'t>(checker: &Checker<'_, 't>, call: Node<'t>, body: Node<'t>) -> Option<&'t str> {
     let function = call.child_by_field_id(field::FUNCTION)?;
     let source = checker.source();
     match tree::last_name(function, source)? {
         "forward" => tree::last_name(function.child_by_field_id(field::OBJECT)?, source),
-        name if heuristics::is_model_name(name) || put_in_eval_mode_before(checker, call, name) => Some(name),
+        name if heuristics::is_model_name(name) || put_in_eval_mode_before(checker, call, body, name) => Some(name),
         // A helper handed the network: `greedy_decode(model, src)`.
         _ => tree::positional_args(call)
             .into_iter()
@@ -407,16 +442,17 @@ fn network_name<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<&'t str
 
 /// `G_AB.eval()` then `G_AB(x)`: whatever its name, an object put in eval mode and then
 /// called in the same body is a network, and that call a forward pass.
-fn called_after_own_eval<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
+fn called_after_own_eval<'t>(checker: &Checker<'_, 't>, call: Node<'t>, body: Node<'t>) -> bool {
     let Some(function) = call.child_by_field_id(field::FUNCTION) else { return false };
     matches!(function.kind(), "identifier" | "attribute")
-        && tree::last_name(function, checker.source()).is_some_and(|name| put_in_eval_mode_before(checker, call, name))
+        && tree::last_name(function, checker.source())
+            .is_some_and(|name| put_in_eval_mode_before(checker, call, body, name))
 }
 
-/// Whether `name.eval()` is called before `call` in the same body.
-fn put_in_eval_mode_before<'t>(checker: &Checker<'_, 't>, call: Node<'t>, name: &str) -> bool {
+/// Whether `name.eval()` is called before `call` in `body`, the body `call` runs in.
+fn put_in_eval_mode_before<'t>(checker: &Checker<'_, 't>, call: Node<'t>, body: Node<'t>, name: &str) -> bool {
     let source = checker.source();
-    mode_calls(checker, tree::enclosing_body(call)).iter().any(|&mode_call| {
+    mode_calls(checker, body).iter().any(|&mode_call| {
         mode_call.start_byte() < call.start_byte()
             && tree::callee_name(mode_call, source) == Some("eval")
             && tree::positional_args(mode_call).is_empty()
@@ -444,16 +480,16 @@ fn after_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>, body: Node<'t>
 
 /// The `network.eval()` call that `after_eval_call` describes.
 fn last_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>, body: Node<'t>) -> Option<Node<'t>> {
-    let mode_calls = mode_calls(checker, body);
-    // Most bodies set no mode before a call: then which network it runs does not matter.
-    if mode_calls.first().is_none_or(|first| first.start_byte() >= call.start_byte()) {
+    // Most bodies put no network in eval mode before a call (a training function's
+    // `model.train()` does not): then which network it runs does not matter.
+    if first_evaluating_mode_call(checker, body).is_none_or(|first| first >= call.start_byte()) {
         return None;
     }
     // A method helper (`self._run_batch(batch)`) runs whichever network `self` holds.
-    let network = network_name(checker, call);
+    let network = network_name(checker, call, body);
     let source = checker.source();
     let mut evaluated = None;
-    for &mode_call in mode_calls.iter() {
+    for &mode_call in mode_calls(checker, body).iter() {
         if mode_call.start_byte() >= call.start_byte() {
             break;
         }
@@ -461,14 +497,30 @@ fn last_eval_call<'t>(checker: &Checker<'_, 't>, call: Node<'t>, body: Node<'t>)
         if network.is_some_and(|n| tree::last_name(receiver, source) != Some(n)) {
             continue;
         }
-        let args = tree::positional_args(mode_call);
-        let evaluating = match tree::callee_name(mode_call, source) {
-            Some("eval") => args.is_empty(),
-            _ => args.first().is_some_and(|a| tree::text(*a, source) == "False"),
-        };
-        evaluated = evaluating.then_some(mode_call);
+        evaluated = evaluates(mode_call, source).then_some(mode_call);
     }
     evaluated
+}
+
+/// Where the first mode call of `body` that puts its receiver in eval mode starts: no
+/// call before it runs after an `.eval()`. Asked for every call of the body.
+fn first_evaluating_mode_call<'t>(checker: &Checker<'_, 't>, body: Node<'t>) -> Option<usize> {
+    let source = checker.source();
+    *checker.facts.memo("OOM002 first evaluating mode call", Some(body), || {
+        mode_calls(checker, body)
+            .iter()
+            .find(|&&mode_call| tree::method_receiver(mode_call).is_some() && evaluates(mode_call, source))
+            .map(|mode_call| mode_call.start_byte())
+    })
+}
+
+/// Whether a mode call puts its receiver in eval mode: `.eval()`, `.train(False)`.
+fn evaluates(mode_call: Node, source: &str) -> bool {
+    let args = tree::positional_args(mode_call);
+    match tree::callee_name(mode_call, source) {
+        Some("eval") => args.is_empty(),
+        _ => args.first().is_some_and(|a| tree::text(*a, source) == "False"),
+    }
 }
 
 /// Whether `region` runs a training step: `loss.backward()`, `optimizer.step()`. An
