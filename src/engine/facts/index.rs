@@ -77,6 +77,10 @@ fn identifiers_at<'t>(statements: &[Node<'t>], positions: &[usize], len: usize) 
 /// identifier of the file is hashed into it, and names are short.
 type Spellings<'t> = HashMap<&'t str, Vec<Node<'t>>, foldhash::fast::RandomState>;
 
+/// One name's identifiers in each top-level statement asked about, by the statement's
+/// index among the root's children.
+type ByStatement<'t> = HashMap<usize, Rc<[Node<'t>]>>;
+
 /// Identifies a scope: the function, lambda or class node, or the module root.
 pub type ScopeId = usize;
 
@@ -149,6 +153,12 @@ pub struct FileIndex<'t> {
     /// `walked`, by spelling, built on first use.
     named: std::cell::OnceCell<Spellings<'t>>,
     occurrences: RefCell<HashMap<String, Rc<[Node<'t>]>>>,
+    /// A name's identifiers in one top-level statement, found on first use: a relint
+    /// asks about names of the few statements it relints (`eval`, `step`, `backward` in
+    /// one function), which a long script uses in every function, and finding every
+    /// occurrence in the file, to slice those of one function, descended to hundreds
+    /// of nodes.
+    by_statement: RefCell<HashMap<String, ByStatement<'t>>>,
     bindings: RefCell<HashMap<String, Rc<[Binding<'t>]>>>,
     /// The bindings of a name made directly in one scope, per (scope, name). Each is
     /// classified from the occurrences inside that scope alone (the module's: outside
@@ -179,6 +189,7 @@ impl<'t> FileIndex<'t> {
             walked: None,
             named: std::cell::OnceCell::new(),
             occurrences: RefCell::default(),
+            by_statement: RefCell::default(),
             bindings: RefCell::default(),
             scoped: RefCell::default(),
             definition_bodies: std::cell::OnceCell::new(),
@@ -224,7 +235,10 @@ impl<'t> FileIndex<'t> {
         if let Some(known) = self.occurrences.borrow().get(name) {
             return known.clone();
         }
-        let found: Rc<[Node<'t>]> = self.occurrences_in(name, 0..self.source.len()).into();
+        let found: Rc<[Node<'t>]> = match self.named() {
+            Some(named) => named.get(name).map_or(&[][..], Vec::as_slice).into(),
+            None => identifiers_at(self.statements(), &self.word_places(name), name.len()).into(),
+        };
         self.occurrences.borrow_mut().insert(name.to_string(), found.clone());
         found
     }
@@ -232,7 +246,7 @@ impl<'t> FileIndex<'t> {
     /// The identifiers spelled `name` inside `range`: a slice of the name's occurrences
     /// when the file's are known, else found from the word index without touching the
     /// rest of the tree (mapping an offset to a node descends from the root, so the
-    /// fewer offsets the better).
+    /// fewer offsets the better), in each top-level statement `range` reaches once.
     pub fn occurrences_in(&self, name: &str, range: Range<usize>) -> Vec<Node<'t>> {
         if let Some(all) = self.occurrences.borrow().get(name) {
             return starting_in(all, range).to_vec();
@@ -240,8 +254,36 @@ impl<'t> FileIndex<'t> {
         if let Some(named) = self.named() {
             return starting_in(named.get(name).map_or(&[], Vec::as_slice), range).to_vec();
         }
-        let positions = self.positions_in(name, range);
-        identifiers_at(self.statements(), &positions, name.len())
+        let positions = self.positions_in(name, range.clone());
+        if positions.len() == self.word_places(name).len() {
+            return self.occurrences(name).to_vec();
+        }
+        let statements = self.statements();
+        let mut found = Vec::new();
+        let mut lo = 0;
+        while lo < positions.len() {
+            let at = statements.partition_point(|s| s.end_byte() <= positions[lo]);
+            let Some(statement) = statements.get(at) else { break };
+            let end = lo + positions[lo..].partition_point(|&p| p < statement.end_byte());
+            if positions[lo..end].iter().any(|&p| p >= statement.start_byte()) {
+                found.extend_from_slice(starting_in(&self.occurrences_in_statement(name, at), range.clone()));
+            }
+            lo = end;
+        }
+        found
+    }
+
+    /// The identifiers spelled `name` in the top-level statement `at` (an index into
+    /// `statements`), found once.
+    fn occurrences_in_statement(&self, name: &str, at: usize) -> Rc<[Node<'t>]> {
+        if let Some(known) = self.by_statement.borrow().get(name).and_then(|found| found.get(&at)) {
+            return known.clone();
+        }
+        let statement = &self.statements()[at..=at];
+        let positions = self.positions_in(name, statement[0].byte_range());
+        let found: Rc<[Node<'t>]> = identifiers_at(statement, &positions, name.len()).into();
+        self.by_statement.borrow_mut().entry(name.to_string()).or_default().insert(at, found.clone());
+        found
     }
 
     /// Where the word `name` starts inside `range` (code, strings and comments alike).
@@ -289,12 +331,11 @@ impl<'t> FileIndex<'t> {
 
     /// Calls made through `name` (`name(...)` and `x.name(...)`) inside `range`, in
     /// document order. Rules ask this per finding about the same few names (`eval`,
-    /// `train`, `backward`) over nested ranges, so the name's occurrences in the whole
-    /// file are found once and sliced.
+    /// `train`, `backward`) over nested ranges: the occurrences of each top-level
+    /// statement are found once (`occurrences_in`) and sliced.
     pub fn calls_named_in(&self, name: &str, range: Range<usize>) -> Vec<Node<'t>> {
-        starting_in(&self.occurrences(name), range.clone())
-            .iter()
-            .copied()
+        self.occurrences_in(name, range.clone())
+            .into_iter()
             .filter_map(call_through)
             .filter(|call| range.start <= call.start_byte() && call.end_byte() <= range.end)
             .collect()
@@ -781,6 +822,30 @@ model = Net()
         assert!(identifiers.iter().any(|n| tree::text(*n, SOURCE) == "a"));
         assert!(from_walk.occurrences("a").is_empty());
         assert_eq!(from_walk.occurrences("model").len(), 11);
+    }
+
+    /// A question about one function's calls maps that function's occurrences of the
+    /// name to nodes, not the whole file's, and finds what slicing the file's would.
+    #[test]
+    fn calls_in_one_statement_map_only_that_statements_occurrences() {
+        let tree = crate::engine::parse(SOURCE).expect("parse");
+        let root = tree.root_node();
+        let index = FileIndex::new(root, SOURCE);
+        let train = SOURCE.find("def train").unwrap()..SOURCE.find("class Net").unwrap();
+        let calls = index.calls_named_in("model", train.clone());
+        assert_eq!(calls.iter().map(|c| tree::text(*c, SOURCE)).collect::<Vec<_>>(), ["model(x)"]);
+        assert!(index.occurrences.borrow().is_empty(), "the file's occurrences were not all mapped");
+        let mapped = index.by_statement.borrow()["model"].len();
+        assert_eq!(mapped, 1);
+        let inside = SOURCE.find("loss = model").unwrap()..SOURCE.find("    def inner").unwrap();
+        let from_file = |range: Range<usize>| {
+            let all = FileIndex::new(root, SOURCE).occurrences("model");
+            starting_in(&all, range).iter().map(|n| n.id()).collect::<Vec<_>>()
+        };
+        for range in [train, inside, 0..SOURCE.len(), 30..SOURCE.len() - 20] {
+            let ids: Vec<usize> = index.occurrences_in("model", range.clone()).iter().map(|n| n.id()).collect();
+            assert_eq!(ids, from_file(range.clone()), "{range:?}");
+        }
     }
 
     /// Only a walk that went into every node knows every identifier.
