@@ -254,7 +254,11 @@ fn moved_to_accelerator(checker: &Checker) -> std::sync::Arc<std::collections::H
             .calls_named(&["cuda", "to"], checker.facts.root)
             .into_iter()
             .filter(|&mv| !(tree::callee_name(mv, source) == Some("to") && to_cpu(mv, source)))
-            .filter_map(|mv| tree::method_receiver(mv).map(|r| tree::text(r, source).to_owned()))
+            .filter_map(|mv| tree::method_receiver(mv).map(|r| tree::text(r, source)))
+            // Spelled alike by most moves (`x.to(device)` in every step): copied once each.
+            .collect::<std::collections::HashSet<&str>>()
+            .into_iter()
+            .map(str::to_owned)
             .collect()
     })
 }
@@ -390,27 +394,57 @@ fn wrap_fix(checker: &Checker, loop_: Node) -> Option<Fix> {
 
 /// Why this call is evaluation code, in words for the message; `None` when it is not.
 fn evaluation_reason<'t>(checker: &Checker<'_, 't>, call: Node<'t>, place: &Place<'t>) -> Option<String> {
-    let source = checker.source();
-    let function = place.function.filter(|f| f.kind() == "function_definition");
-    if let Some(name) = function.and_then(|f| f.child_by_field_id(field::NAME)).map(|n| checker.text(n)) {
-        if heuristics::is_framework_no_grad_hook(name) || name == "training_step" || is_test_case(checker, function?) {
-            return None;
-        }
-        if heuristics::is_eval_function_name(name, heuristics::is_pytest_file(checker.facts.path)) {
-            return Some(format!("in evaluation function `{name}`"));
+    if let Some(function) = place.function.filter(|f| f.kind() == "function_definition") {
+        match &*what_the_name_says(checker, function) {
+            NameSays::NotEvaluation => return None,
+            NameSays::Evaluation(reason) => return Some(reason.clone()),
+            NameSays::Nothing => {}
         }
     }
-    for &ancestor in &place.for_loops {
-        let Some(iterable) = ancestor.child_by_field_id(field::RIGHT) else { continue };
-        let data = tree::descendants(iterable)
-            .filter(|n| n.kind() == "identifier")
-            .map(|n| tree::text(n, source))
-            .find(|n| heuristics::is_eval_data_name(n));
-        if let Some(data) = data {
+    for &loop_ in &place.for_loops {
+        if let Some(data) = &*evaluation_data(checker, loop_) {
             return Some(format!("in a loop over `{data}`"));
         }
     }
     after_eval_call(checker, call, place.body).map(|receiver| format!("after `{receiver}.eval()`"))
+}
+
+/// What the name of a function says of the calls in it.
+enum NameSays {
+    /// A hook that runs under `no_grad` already, a training step, a test case.
+    NotEvaluation,
+    /// An evaluation function: the reason, in words for the message.
+    Evaluation(String),
+    Nothing,
+}
+
+/// What `function`'s name says, worked out once per function: every call in it asks.
+fn what_the_name_says(checker: &Checker, function: Node) -> std::rc::Rc<NameSays> {
+    checker.facts.memo("OOM002 what a function's name says", Some(function), || {
+        let Some(name) = function.child_by_field_id(field::NAME).map(|n| checker.text(n)) else {
+            return NameSays::Nothing;
+        };
+        if heuristics::is_framework_no_grad_hook(name) || name == "training_step" || is_test_case(checker, function) {
+            NameSays::NotEvaluation
+        } else if heuristics::is_eval_function_name(name, heuristics::is_pytest_file(checker.facts.path)) {
+            NameSays::Evaluation(format!("in evaluation function `{name}`"))
+        } else {
+            NameSays::Nothing
+        }
+    })
+}
+
+/// The first name in a `for` loop's iterable that names evaluation data (`val_loader`),
+/// worked out once per loop: every call in it asks.
+fn evaluation_data(checker: &Checker, loop_: Node) -> std::rc::Rc<Option<String>> {
+    checker.facts.memo("OOM002 a loop's evaluation data", Some(loop_), || {
+        let iterable = loop_.child_by_field_id(field::RIGHT)?;
+        tree::descendants(iterable)
+            .filter(|n| n.kind() == "identifier")
+            .map(|n| checker.text(n))
+            .find(|n| heuristics::is_eval_data_name(n))
+            .map(str::to_owned)
+    })
 }
 
 /// A pytest test function or a unittest test method: memory there is not worth a finding.
