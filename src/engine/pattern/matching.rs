@@ -60,12 +60,14 @@ impl Matches<'_> {
             if let Some((_, parents, _)) = statement.as_mut() {
                 parents.visit(node);
             }
-            if identifier.contains(node) {
+            // Asked once: the kind id is looked up through the grammar's aliases.
+            let kind = node.kind_id();
+            if identifier.contains_id(kind) {
                 identifiers.push(node);
             }
             let inside = self.ranges.is_none_or(|ranges| ranges.iter().any(|range| intersects(node, range)));
             if inside {
-                let candidates = self.patterns.by_root.get(node.kind_id() as usize).map_or(&[][..], |p| &p[..]);
+                let candidates = self.patterns.by_root.get(kind as usize).map_or(&[][..], |p| &p[..]);
                 known.forget();
                 for &index in candidates {
                     let pattern = &self.patterns.patterns[index as usize];
