@@ -10,7 +10,7 @@ use std::num::NonZeroU16 as FieldId;
 use std::ops::Range;
 use std::rc::Rc;
 use std::sync::OnceLock;
-use tree_sitter::Node;
+use tree_sitter::{Node, TreeCursor};
 
 pub type Captures<'t> = Vec<(u32, Node<'t>)>;
 
@@ -40,9 +40,13 @@ impl Matches<'_> {
         let mut identifiers = Vec::new();
         let mut complete = self.ranges.is_none();
         let mut cursor = root.walk();
-        let mut depth = 0u32;
         // The nodes the walk is inside of, outermost first.
         let mut path: Vec<Node<'t>> = Vec::new();
+        // The children of each node of `path`, one list after another, and per node where
+        // its list lies and the next child to visit: each node's children are listed once,
+        // for the patterns tried at it and for the walk's way down.
+        let mut listed: Vec<Child<'t>> = Vec::new();
+        let mut frames: Vec<(usize, usize, usize)> = Vec::new();
         let mut captures = Vec::new();
         let mut seen: Vec<Captures<'t>> = Vec::new();
         let mut texts = RequiredTexts::new(&self.patterns.literals, source);
@@ -51,8 +55,9 @@ impl Matches<'_> {
         // whether the walk has gone into all of it (it skips what lies outside the ranges
         // and below the depth limit).
         let mut statement: Option<(Node<'t>, StatementWalk, bool)> = None;
+        let mut node = root;
         'walk: loop {
-            let node = cursor.node();
+            let depth = path.len() as u32;
             if depth == 1 {
                 offer(statement.take());
                 statement = Some((node, StatementWalk::default(), true));
@@ -66,9 +71,20 @@ impl Matches<'_> {
                 identifiers.push(node);
             }
             let inside = self.ranges.is_none_or(|ranges| ranges.iter().any(|range| intersects(node, range)));
-            if inside {
-                let candidates = self.patterns.by_root.get(kind as usize).map_or(&[][..], |p| &p[..]);
-                known.forget();
+            let candidates = self.patterns.by_root.get(kind as usize).map_or(&[][..], |p| &p[..]);
+            let descends = inside && depth < self.max_start_depth;
+            let first = listed.len();
+            // A pattern tried above may have listed this node's children already.
+            match known.take(node) {
+                Some(children) if descends => listed.extend_from_slice(&children),
+                // Their fields only where a pattern starts: the walk needs none.
+                _ if descends => list_children(&mut cursor, node, !candidates.is_empty(), &mut listed),
+                _ => {}
+            }
+            if inside && !candidates.is_empty() {
+                if listed.len() > first {
+                    known.put(node, listed[first..].into());
+                }
                 for &index in candidates {
                     let pattern = &self.patterns.patterns[index as usize];
                     if !active.get(pattern.rule).copied().unwrap_or(false) || !texts.one_inside(&pattern.required, node)
@@ -84,30 +100,33 @@ impl Matches<'_> {
                         found(index as usize, captures, &Ancestry { root: node, above: &path });
                     }
                 }
+                known.take(node);
             }
-            if inside && depth < self.max_start_depth && cursor.goto_first_child() {
+            if listed.len() > first {
                 if let Some((_, parents, _)) = statement.as_mut() {
                     parents.descend(node);
                 }
-                depth += 1;
                 path.push(node);
+                frames.push((first, listed.len(), first + 1));
+                node = listed[first].node;
                 continue;
             }
-            let leaf = node.child_count() == 0;
+            let leaf = if descends { true } else { node.child_count() == 0 };
             complete &= leaf;
             if let Some((_, _, whole)) = statement.as_mut() {
                 *whole &= leaf;
             }
             loop {
-                if cursor.goto_next_sibling() {
+                let Some((first, end, next)) = frames.last_mut() else { break 'walk };
+                if *next < *end {
+                    node = listed[*next].node;
+                    *next += 1;
                     continue 'walk;
                 }
-                if depth == 0 || !cursor.goto_parent() {
-                    break 'walk;
-                }
-                depth -= 1;
+                listed.truncate(*first);
+                frames.pop();
                 path.pop();
-                if depth >= 1
+                if !path.is_empty()
                     && let Some((_, parents, _)) = statement.as_mut()
                 {
                     parents.ascend();
@@ -116,6 +135,23 @@ impl Matches<'_> {
         }
         offer(statement);
         complete.then_some(identifiers)
+    }
+}
+
+/// Append `node`'s children to `into`, with the field each holds when `fields`.
+fn list_children<'t>(cursor: &mut TreeCursor<'t>, node: Node<'t>, fields: bool, into: &mut Vec<Child<'t>>) {
+    // Most nodes are leaves: counting costs less than moving a cursor there.
+    if node.child_count() == 0 {
+        return;
+    }
+    cursor.reset(node);
+    if cursor.goto_first_child() {
+        loop {
+            into.push(Child { node: cursor.node(), field: if fields { cursor.field_id() } else { None } });
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
     }
 }
 
@@ -260,35 +296,50 @@ struct Child<'t> {
     field: Option<FieldId>,
 }
 
-/// The children of the nodes the patterns at one root looked into: a dozen patterns
-/// start at every call, and each would otherwise list the call's children again.
+/// The children of the nodes patterns looked into, with their fields, kept until the
+/// walk reaches each: a dozen patterns start at every call, and each would otherwise list
+/// the call's children again, and the walk after them.
 #[derive(Default)]
 pub(super) struct KnownChildren<'t> {
-    lists: RefCell<Vec<(usize, Rc<[Child<'t>]>)>>,
+    lists: RefCell<Vec<(Node<'t>, Rc<[Child<'t>]>)>>,
+    /// Reset to each node listed here: a cursor of its own per list costs an allocation.
+    cursor: RefCell<Option<TreeCursor<'t>>>,
 }
 
 impl<'t> KnownChildren<'t> {
     fn of(&self, node: Node<'t>) -> Rc<[Child<'t>]> {
-        if let Some((_, known)) = self.lists.borrow().iter().find(|(id, _)| *id == node.id()) {
+        if let Some((_, known)) = self.lists.borrow().iter().find(|(known, _)| known.id() == node.id()) {
             return known.clone();
         }
         let mut found = Vec::with_capacity(node.child_count() as usize);
-        let mut cursor = node.walk();
-        if cursor.goto_first_child() {
-            loop {
-                found.push(Child { node: cursor.node(), field: cursor.field_id() });
-                if !cursor.goto_next_sibling() {
-                    break;
-                }
-            }
-        }
+        let mut cursor = self.cursor.borrow_mut();
+        list_children(cursor.get_or_insert_with(|| node.walk()), node, true, &mut found);
         let found: Rc<[Child<'t>]> = found.into();
-        self.lists.borrow_mut().push((node.id(), found.clone()));
+        self.lists.borrow_mut().push((node, found.clone()));
         found
     }
 
-    fn forget(&self) {
-        self.lists.borrow_mut().clear();
+    fn put(&self, node: Node<'t>, children: Rc<[Child<'t>]>) {
+        self.lists.borrow_mut().push((node, children));
+    }
+
+    /// `node`'s children if they are known, forgotten here, as are those of the nodes
+    /// that start before it: a walk in document order has passed them.
+    fn take(&self, node: Node<'t>) -> Option<Rc<[Child<'t>]>> {
+        let mut lists = self.lists.borrow_mut();
+        if lists.is_empty() {
+            return None;
+        }
+        let start = node.start_byte();
+        let mut taken = None;
+        lists.retain(|(known, children)| {
+            if known.id() == node.id() {
+                taken = Some(children.clone());
+                return false;
+            }
+            known.start_byte() >= start
+        });
+        taken
     }
 }
 
@@ -349,5 +400,35 @@ impl TextPredicate {
                 text_of(*capture).is_none_or(|text| values.iter().any(|v| v == text) == *positive)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The children a pattern listed are handed to the walk when it reaches their node,
+    /// with the fields they hold, and forgotten with those of every node it has passed.
+    #[test]
+    fn children_listed_for_a_pattern_are_handed_to_the_walk_once() {
+        let source = "f(a, b)\ng(c)\n";
+        let tree = crate::engine::parse(source).expect("parse");
+        let root = tree.root_node();
+        let first_call = root.named_child(0).and_then(|s| s.named_child(0)).expect("f(a, b)");
+        let arguments = first_call.child_by_field_id(crate::engine::field::ARGUMENTS).expect("arguments");
+        let second_call = root.named_child(1).and_then(|s| s.named_child(0)).expect("g(c)");
+        let known = KnownChildren::default();
+        let children = known.of(first_call);
+        let fields: Vec<Option<u16>> = children.iter().map(|c| c.field.map(|f| f.get())).collect();
+        assert_eq!(fields, [Some(crate::engine::field::FUNCTION), Some(crate::engine::field::ARGUMENTS)]);
+        known.of(arguments);
+        known.of(second_call);
+        let handed = known.take(arguments).expect("listed for the pattern");
+        let kinds: Vec<&str> = handed.iter().map(|c| c.node.kind()).collect();
+        assert_eq!(kinds, ["(", "identifier", ",", "identifier", ")"]);
+        assert!(known.take(arguments).is_none(), "handed over once");
+        // Reaching the second call passes the first: only the second's list is left.
+        assert!(known.take(second_call).is_some());
+        assert!(known.lists.borrow().is_empty());
     }
 }
