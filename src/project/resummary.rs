@@ -13,6 +13,7 @@
 //! the statements between are walked.
 
 use super::summary::{Definition, FileSummary, summarize_statements};
+use crate::engine::facts::index::word_places;
 use crate::engine::field;
 use std::collections::HashSet;
 use tree_sitter::{Node, Tree};
@@ -46,14 +47,22 @@ pub fn resummarize(
     let (old_from, new_from) = (first_after(&old_units), first_after(&units));
     let moved_line = |line: u32| (i64::from(line) + i64::from(new_from) - i64::from(old_from)) as u32;
 
-    // The names defined between must be the same, and defined there only: which of two
-    // definitions of a name the summary keeps depends on their order.
+    // The names defined between must be defined there only: which of two definitions of
+    // a name the summary keeps depends on their order. A name defined between, or no
+    // longer, reaches the statements outside only where they use it (a use as a value is
+    // recorded when the name is defined): a function pasted or deleted that they do not
+    // name leaves what they told as it was.
     let (old_defined, defined) = (defined_names(old_middle, old_source), defined_names(middle, source));
-    if old_defined != defined {
+    let outside = units[..lead].iter().chain(&units[units.len() - trail..]);
+    if defined_names_iter(outside, source).any(|name| defined.contains(name) || old_defined.contains(name)) {
         return None;
     }
-    let outside = units[..lead].iter().chain(&units[units.len() - trail..]);
-    if defined_names_iter(outside, source).any(|name| defined.contains(name)) {
+    let middle_start = lead.checked_sub(1).map_or(0, |last| units[last].end_byte());
+    let middle_end = units.get(units.len() - trail).filter(|_| trail > 0).map_or(source.len(), |u| u.start_byte());
+    let (before_middle, after_middle) = (&source[..middle_start], &source[middle_end.max(middle_start)..]);
+    let named_outside =
+        |name: &&str| [before_middle, after_middle].iter().any(|text| !word_places(text, name).is_empty());
+    if old_defined.symmetric_difference(&defined).any(named_outside) {
         return None;
     }
 
@@ -257,11 +266,25 @@ mod tests {
         }
     }
 
+    /// A function pasted between two others, or deleted, that no other statement names.
+    #[test]
+    fn a_function_nothing_else_names_pasted_or_deleted_walks_it_alone() {
+        let pasted = "def warmup(model, loader):\n    evaluate(model, loader)\n\n\n";
+        let text = SCRIPT.replacen("def main", &format!("{pasted}def main"), 1);
+        for (old, new) in [(SCRIPT, text.as_str()), (text.as_str(), SCRIPT)] {
+            let (drawn, whole) = both(old, new);
+            assert_eq!(drawn.as_ref(), Some(&whole));
+        }
+        assert!(both(SCRIPT, &text).1.definitions.contains_key("warmup"));
+    }
+
     #[test]
     fn what_the_statements_after_read_changing_summarises_the_whole_text() {
-        // A name defined, or a new name imported, reaches the statements after it.
+        // A name defined that the statements after use, or a new name imported, reaches
+        // them.
         for (old, new) in [
             ("def validate(", "def validate_all("),
+            ("    helpers.run(validate)\n", "    helpers.run(validate)\n\n\ndef helpers():\n    pass\n"),
             ("    hooks = [evaluate]\n", "    import evaluation\n    hooks = [evaluate]\n"),
         ] {
             let text = SCRIPT.replacen(old, new, 1);

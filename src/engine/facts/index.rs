@@ -615,7 +615,7 @@ impl<'t> FileIndex<'t> {
 
 /// Where `name` starts as a whole word of `source`: a maximal run of identifier
 /// characters spelled `name`, as a scan of every word of the text would list it.
-fn word_places(source: &str, name: &str) -> Vec<usize> {
+pub(crate) fn word_places(source: &str, name: &str) -> Vec<usize> {
     let bytes = source.as_bytes();
     // A name is a run of identifier characters: a dotted path or an empty string is no
     // word of the text.
