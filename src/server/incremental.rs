@@ -137,6 +137,17 @@ pub fn changes_words_of_other_statements(
 fn named_by_lines(text: &str) -> std::collections::HashSet<&str> {
     let mut named = std::collections::HashSet::new();
     for line in text.split('\n') {
+        // Most lines start with neither keyword and hold something besides names: read up
+        // to the first character that is not part of a name, not the whole line for a
+        // comment first.
+        let start = line.trim_start();
+        let start = start.strip_prefix("async ").unwrap_or(start);
+        let keyword = ["def ", "class ", "import ", "from "].iter().any(|k| start.starts_with(k));
+        if !keyword
+            && !start.chars().take_while(|&c| c != '#').all(|c| is_word(c) || c.is_whitespace() || ",()\\".contains(c))
+        {
+            continue;
+        }
         let code = line.split('#').next().unwrap_or("").trim();
         let code = code.strip_prefix("async ").unwrap_or(code);
         if let Some(rest) = code.strip_prefix("def ").or_else(|| code.strip_prefix("class ")) {
@@ -390,10 +401,12 @@ pub fn relinted_range(tree: &Tree, text: &str, span: &Range<usize>) -> Option<Ra
             }
         }
         // The definitions the range calls: how a helper is called (once per step, under
-        // `no_grad`) decides its own findings.
+        // `no_grad`) decides its own findings. The range's words are listed once, not
+        // searched for each of the file's definitions.
+        let used: std::collections::HashSet<&str> = words_of(&text[range.clone()]).collect();
         for (unit, defined) in units.iter().zip(&names) {
             if (unit.end_byte() <= range.start || range.end <= unit.start_byte())
-                && defined.iter().any(|name| used_inside(text, name, &range))
+                && defined.iter().any(|name| used.contains(name))
             {
                 grown = grown.start.min(unit.start_byte())..grown.end.max(unit.end_byte());
             }
@@ -470,11 +483,6 @@ fn defined_names(text: &str, range: Range<usize>) -> Vec<&str> {
         }
     }
     names
-}
-
-/// Whether `word` occurs as a whole word in `text` inside `range`.
-fn used_inside(text: &str, word: &str, range: &Range<usize>) -> bool {
-    text[range.clone()].match_indices(word).any(|(at, _)| is_whole_word(text, range.start + at, word.len()))
 }
 
 /// Where `word` occurs as a whole word in `text` outside `range`.
