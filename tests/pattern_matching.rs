@@ -35,7 +35,7 @@ fn by_tree_sitter(query: &Query, tree: &Tree, source: &str) -> BTreeSet<Found> {
 }
 
 fn by_oomlint(patterns: &PatternSet, tree: &Tree, source: &str) -> BTreeSet<Found> {
-    let matches = Matches { patterns, ranges: None, max_start_depth: u32::MAX };
+    let matches = Matches { patterns, ranges: None, max_start_depth: u32::MAX, walk_outside: false };
     let mut found = BTreeSet::new();
     matches.for_each(tree.root_node(), source, &[true], &mut |pattern, captures, _| {
         let mut captures: Vec<_> = captures
@@ -113,7 +113,7 @@ fn host_predicates_see_the_ancestors_the_tree_has() {
     for (name, source) in every_source() {
         let tree = parse(&source).expect("parse");
         let _parents = oomlint::engine::tree::index_parents(tree.root_node());
-        let matches = Matches { patterns: &patterns, ranges: None, max_start_depth: u32::MAX };
+        let matches = Matches { patterns: &patterns, ranges: None, max_start_depth: u32::MAX, walk_outside: false };
         matches.for_each(tree.root_node(), &source, &vec![true; RULES.len()], &mut |index, captures, ancestry| {
             for predicate in &patterns.pattern(index).host {
                 for &(_, node) in captures.iter().filter(|(c, _)| *c == predicate.capture()) {
@@ -166,4 +166,30 @@ fn what_the_matcher_does_not_understand_is_an_error() {
     ] {
         assert!(PatternSet::compile(&[(0, query)]).is_err(), "{query} compiled");
     }
+}
+
+/// A walk limited to some ranges finds matches there alone; walking outside them too, it
+/// still finds no others, and gives every identifier of the tree, as a walk of the
+/// whole file does (the facts of a part of a whole lint look names up among them).
+#[test]
+fn a_walk_outside_its_ranges_matches_only_inside_and_gives_every_identifier() {
+    let queries = [(0, "(call function: (identifier) @name) @call")];
+    let patterns = PatternSet::compile(&queries).unwrap_or_else(|(_, e)| panic!("{e}"));
+    let source = "def f(a):\n    return g(a)\n\n\ndef h(b):\n    return k(b)\n\n\nm(f, h)\n";
+    let tree = parse(source).expect("parse");
+    let second = source.find("def h").expect("h")..source.find("m(f").expect("m");
+    let walk = |ranges: Option<&[std::ops::Range<usize>]>, walk_outside| {
+        let matches = Matches { patterns: &patterns, ranges, max_start_depth: u32::MAX, walk_outside };
+        let mut calls = Vec::new();
+        let identifiers = matches.for_each(tree.root_node(), source, &[true], &mut |_, captures, _| {
+            calls.extend(captures.iter().filter(|(c, _)| *c == 0).map(|(_, n)| &source[n.byte_range()]));
+        });
+        let identifiers: Option<Vec<&str>> =
+            identifiers.map(|ids| ids.iter().map(|n| &source[n.byte_range()]).collect());
+        (calls, identifiers)
+    };
+    let (all_calls, every_identifier) = walk(None, false);
+    assert_eq!(all_calls, ["g", "k", "m"]);
+    assert_eq!(walk(Some(std::slice::from_ref(&second)), false), (vec!["k"], None));
+    assert_eq!(walk(Some(std::slice::from_ref(&second)), true), (vec!["k"], every_identifier));
 }

@@ -6,6 +6,7 @@
 pub mod checker;
 pub mod facts;
 pub mod field;
+mod parts;
 pub mod pattern;
 pub mod predicates;
 pub mod syntax;
@@ -16,6 +17,7 @@ use crate::rules::{Check, RULES, Rule};
 use crate::suppress::{CodeStatus, Suppressions};
 use checker::{Checker, Match};
 use facts::Facts;
+use rayon::prelude::*;
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -59,6 +61,16 @@ impl Default for RuleSettings {
     fn default() -> Self {
         RuleSettings { enabled: vec![true; RULES.len()], severity: HashMap::new(), project: None }
     }
+}
+
+/// Where the matcher's walk goes when findings are wanted in some ranges only.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    /// Into the ranges alone: a relint of a few statements.
+    Ranges,
+    /// Through the whole tree, matching in the ranges: a part of a whole lint, whose
+    /// facts then find every identifier and parent from the walk, as a whole lint's do.
+    Everything,
 }
 
 /// What linting one file produced.
@@ -196,7 +208,8 @@ impl Engine {
     /// Lint, reporting only findings inside `ranges` when they are given (the query runs
     /// over those ranges alone): the language server relints the statements an edit
     /// touched. Whole-file answers are kept in, and taken from, `file_wide` when one is
-    /// given (see `facts::FileWideFacts`).
+    /// given (see `facts::FileWideFacts`). A large file linted whole is linted in parts,
+    /// one per core this process may use (`parts`).
     pub fn lint_range(
         &self,
         source: &str,
@@ -206,9 +219,28 @@ impl Engine {
         ranges: Option<&[std::ops::Range<usize>]>,
         file_wide: Option<&facts::FileWideFacts>,
     ) -> FileReport {
+        // Rayon's pool has a thread per core the process may use
+        // (`std::thread::available_parallelism`).
+        self.lint_split(source, tree, path, settings, ranges, file_wide, &|root: tree_sitter::Node, source: &str| {
+            parts::of(root, source, rayon::current_num_threads())
+        })
+    }
+
+    /// `lint_range`, a whole lint split as `split` says.
+    #[allow(clippy::too_many_arguments)]
+    fn lint_split(
+        &self,
+        source: &str,
+        tree: Option<&Tree>,
+        path: &Path,
+        settings: &RuleSettings,
+        ranges: Option<&[std::ops::Range<usize>]>,
+        file_wide: Option<&facts::FileWideFacts>,
+        split: &parts::Split<'_>,
+    ) -> FileReport {
         if let Cow::Owned(lines) = crate::source::lone_carriage_returns_as_newlines(source) {
             // Same offsets, the lines Python sees; a tree parsed from the other text is stale.
-            return self.lint_range(&lines, None, path, settings, ranges, file_wide);
+            return self.lint_split(&lines, None, path, settings, ranges, file_wide, split);
         }
         if Suppressions::ignores_whole_file(source) {
             return FileReport::default();
@@ -234,17 +266,57 @@ impl Engine {
             },
         };
         let root = tree.root_node();
-        let _parents = tree::index_parents(root);
         let mut syntax_errors = syntax::unclosed_bracket_errors(source);
         syntax_errors.extend(syntax::errors(root, source));
         syntax_errors.extend(syntax::too_deep(root));
+        let lint =
+            |ranges, walk, file_wide| self.lint_tree(source, root, path, settings, &active, ranges, walk, file_wide);
+        let diagnostics = match ranges.is_none().then(|| split(root, source)).flatten() {
+            Some(parts) => {
+                // The parts share the whole-file answers, as partial relints do.
+                let own = facts::FileWideFacts::default();
+                let file_wide = file_wide.unwrap_or(&own);
+                let mut found: Vec<Diagnostic> = parts
+                    .par_iter()
+                    .flat_map_iter(|part| lint(Some(part), Walk::Everything, Some(file_wide)))
+                    .collect();
+                // Each part's findings are in the whole lint's order, and each finding of
+                // the whole lint starts in one part: merged by where they start, they are
+                // in the whole lint's order.
+                found.sort_by_key(|d| (d.range.start, d.code, d.range.end));
+                found
+            }
+            None => lint(ranges, Walk::Ranges, file_wide),
+        };
+        FileReport { diagnostics, syntax_errors }
+    }
+
+    /// The findings of `lint_range` for a parsed file whose rules could match.
+    #[allow(clippy::too_many_arguments)]
+    fn lint_tree(
+        &self,
+        source: &str,
+        root: tree_sitter::Node,
+        path: &Path,
+        settings: &RuleSettings,
+        active: &[bool],
+        ranges: Option<&[std::ops::Range<usize>]>,
+        walk: Walk,
+        file_wide: Option<&facts::FileWideFacts>,
+    ) -> Vec<Diagnostic> {
+        let _parents = tree::index_parents(root);
         let mut diagnostics = Vec::new();
         let mut reported = HashSet::new();
-        let matches = pattern::Matches { patterns: &self.patterns, ranges, max_start_depth: syntax::MAX_DEPTH };
+        let matches = pattern::Matches {
+            patterns: &self.patterns,
+            ranges,
+            max_start_depth: syntax::MAX_DEPTH,
+            walk_outside: walk == Walk::Everything,
+        };
         // The checks run after the walk: it hands the parent index the parents of every
         // statement it went through, which the checks then ask about.
         let mut found = Vec::new();
-        let identifiers = matches.for_each(root, source, &active, &mut |index, captures, ancestry| {
+        let identifiers = matches.for_each(root, source, active, &mut |index, captures, ancestry| {
             let pattern = self.patterns.pattern(index);
             let holds = pattern.host.iter().all(|p| {
                 captures.iter().filter(|(c, _)| *c == p.capture()).all(|&(_, node)| p.holds(ancestry.of(node), source))
@@ -266,7 +338,7 @@ impl Engine {
         }
         diagnostics.sort_by_key(|d| (d.range.start, d.code, d.range.end));
         diagnostics.dedup_by(|a, b| a.code == b.code && a.range == b.range);
-        self.suppression_stage(source, root, &active, &settings.enabled, &mut diagnostics);
+        self.suppression_stage(source, root, active, &settings.enabled, &mut diagnostics);
         if let Some(ranges) = ranges {
             diagnostics.retain(|d| ranges.iter().any(|r| r.start <= d.range.start && d.range.end <= r.end));
         }
@@ -275,6 +347,6 @@ impl Engine {
                 diagnostic.severity = severity;
             }
         }
-        FileReport { diagnostics, syntax_errors }
+        diagnostics
     }
 }

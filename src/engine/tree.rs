@@ -596,7 +596,7 @@ value = {'k': [1, (2, 3)]}
         let root = tree.root_node();
         let _parents = index_parents(root);
         let patterns = PatternSet::compile(&[(0, "(call) @c")]).expect("compile");
-        let matches = Matches { patterns: &patterns, ranges: None, max_start_depth: u32::MAX };
+        let matches = Matches { patterns: &patterns, ranges: None, max_start_depth: u32::MAX, walk_outside: false };
         matches.for_each(root, SOURCE, &[true], &mut |_, _, _| {});
         let offered = with_index(root, |index| index.below.iter().filter(|b| b.is_some()).count());
         assert_eq!(offered, Some(root.child_count() as usize));
@@ -668,8 +668,12 @@ value = {'k': [1, (2, 3)]}
         let patterns = PatternSet::compile(&[(0, "(call) @c")]).expect("compile");
         let start = SOURCE.find("loss = model").expect("in source");
         let range = start..start + 4;
-        let matches =
-            Matches { patterns: &patterns, ranges: Some(std::slice::from_ref(&range)), max_start_depth: u32::MAX };
+        let matches = Matches {
+            patterns: &patterns,
+            ranges: Some(std::slice::from_ref(&range)),
+            max_start_depth: u32::MAX,
+            walk_outside: false,
+        };
         matches.for_each(root, SOURCE, &[true], &mut |_, _, _| {});
         // Statements without children (the comment) are whole however little is walked.
         let leaves = every_node(root).iter().filter(|n| n.parent() == Some(root) && n.child_count() == 0).count();

@@ -21,6 +21,10 @@ pub struct Matches<'a> {
     pub ranges: Option<&'a [Range<usize>]>,
     /// No match starts deeper than this many levels below the root.
     pub max_start_depth: u32,
+    /// Whether the walk still goes through what lies outside `ranges`: a part of a whole
+    /// file's lint does, for the identifiers and parents the facts then ask about all
+    /// over the file; a relint of a few statements skips it.
+    pub walk_outside: bool,
 }
 
 impl Matches<'_> {
@@ -38,7 +42,7 @@ impl Matches<'_> {
     ) -> Option<Vec<Node<'t>>> {
         let identifier = identifier_kinds();
         let mut identifiers = Vec::new();
-        let mut complete = self.ranges.is_none();
+        let mut complete = self.ranges.is_none() || self.walk_outside;
         let mut cursor = root.walk();
         // The nodes the walk is inside of, outermost first.
         let mut path: Vec<Node<'t>> = Vec::new();
@@ -72,7 +76,7 @@ impl Matches<'_> {
             }
             let inside = self.ranges.is_none_or(|ranges| ranges.iter().any(|range| intersects(node, range)));
             let candidates = self.patterns.by_root.get(kind as usize).map_or(&[][..], |p| &p[..]);
-            let descends = inside && depth < self.max_start_depth;
+            let descends = (inside || self.walk_outside) && depth < self.max_start_depth;
             let first = listed.len();
             // A pattern tried above may have listed this node's children already.
             match known.take(node) {
