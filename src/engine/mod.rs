@@ -208,8 +208,8 @@ impl Engine {
     /// Lint, reporting only findings inside `ranges` when they are given (the query runs
     /// over those ranges alone): the language server relints the statements an edit
     /// touched. Whole-file answers are kept in, and taken from, `file_wide` when one is
-    /// given (see `facts::FileWideFacts`). A large file linted whole is linted in parts,
-    /// one per core this process may use (`parts`).
+    /// given (see `facts::FileWideFacts`). A large file linted whole, alone (the editor's
+    /// open document), is linted in parts, one per core this process may use (`parts`).
     pub fn lint_range(
         &self,
         source: &str,
@@ -220,9 +220,12 @@ impl Engine {
         file_wide: Option<&facts::FileWideFacts>,
     ) -> FileReport {
         // Rayon's pool has a thread per core the process may use
-        // (`std::thread::available_parallelism`).
+        // (`std::thread::available_parallelism`). A lint running on one of its threads is
+        // one of many files linted at once (`check` over a directory): the cores are
+        // busy with the other files, and parts would only add the walk each repeats.
+        let cores = if rayon::current_thread_index().is_some() { 1 } else { rayon::current_num_threads() };
         self.lint_split(source, tree, path, settings, ranges, file_wide, &|root: tree_sitter::Node, source: &str| {
-            parts::of(root, source, rayon::current_num_threads())
+            parts::of(root, source, cores)
         })
     }
 
