@@ -347,7 +347,18 @@ impl ProjectIndex {
             // kept for the buffer's next version goes with the buffer; from a buffer, it
             // is kept.
             if let Some(file) = self.files.get_mut(&path) {
+                // A buffer's next version is summarised from this one's text and tree
+                // (`resummary`): a file indexed from the disk holds no text, and without
+                // it every later version of the buffer was summarised whole.
+                let from_disk = tree.is_some() && file.text.is_none();
+                if from_disk {
+                    (file.text, file.text_is_code) = (Some(text), text_is_code);
+                }
                 file.tree = tree;
+                if from_disk {
+                    // Who imports whom is read from the texts the index holds.
+                    self.forget_imports();
+                }
             }
             return Change { changed: false, before: before.clone(), after: before };
         }
@@ -667,6 +678,23 @@ mod tests {
             index.update(path, &closed);
             assert!(!tree_kept(&index), "{closed:?}");
         }
+    }
+
+    /// A file indexed from the disk, then opened unchanged, takes the buffer's text with
+    /// its tree: the buffer's next version is summarised from them (`resummary`).
+    #[test]
+    fn a_buffer_opened_as_it_is_on_disk_is_resummarised_from_its_text() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("train.py");
+        std::fs::write(&path, CALLER).expect("written");
+        let (mut index, _) = ProjectIndex::build(std::slice::from_ref(&path));
+        let tree = crate::engine::parse(CALLER).expect("parses");
+        index.apply(index.prepare_buffer(&path, Arc::from(CALLER), &tree));
+        let indexed = &index.files[&normalize(&path)];
+        let edited = format!("{CALLER}    print(total)\n");
+        let edited_tree = crate::engine::parse(&edited).expect("parses");
+        let drawn = indexed.resummarize(&edited, &edited_tree);
+        assert_eq!(drawn, Some(summary::summarize(&edited, edited_tree.root_node())));
     }
 
     /// The linted file's summary comes from its lint's tree only when that tree is of the
