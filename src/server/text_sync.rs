@@ -11,7 +11,10 @@ impl Backend {
     pub(super) async fn on_did_open(&self, params: DidOpenTextDocumentParams) {
         let document = params.text_document;
         let version = document.version;
-        self.state().documents.insert(document.uri.clone(), Document::new(document.text, version));
+        // Parsed before the state is locked: a large file's parse takes tens of
+        // milliseconds, which other documents' lints would wait out.
+        let opened = Document::new(document.text, version);
+        self.state().documents.insert(document.uri.clone(), opened);
         // The project index takes the text once it is linted (`schedule`).
         self.schedule(document.uri, version);
     }
