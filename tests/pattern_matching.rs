@@ -35,7 +35,7 @@ fn by_tree_sitter(query: &Query, tree: &Tree, source: &str) -> BTreeSet<Found> {
 }
 
 fn by_oomlint(patterns: &PatternSet, tree: &Tree, source: &str) -> BTreeSet<Found> {
-    let matches = Matches { patterns, ranges: None, max_start_depth: u32::MAX, walk_outside: false };
+    let matches = Matches { patterns, ranges: None, max_start_depth: u32::MAX, gather_parents: false };
     let mut found = BTreeSet::new();
     matches.for_each(tree.root_node(), source, &[true], &mut |pattern, captures, _| {
         let mut captures: Vec<_> = captures
@@ -113,7 +113,7 @@ fn host_predicates_see_the_ancestors_the_tree_has() {
     for (name, source) in every_source() {
         let tree = parse(&source).expect("parse");
         let _parents = oomlint::engine::tree::index_parents(tree.root_node());
-        let matches = Matches { patterns: &patterns, ranges: None, max_start_depth: u32::MAX, walk_outside: false };
+        let matches = Matches { patterns: &patterns, ranges: None, max_start_depth: u32::MAX, gather_parents: false };
         matches.for_each(tree.root_node(), &source, &vec![true; RULES.len()], &mut |index, captures, ancestry| {
             for predicate in &patterns.pattern(index).host {
                 for &(_, node) in captures.iter().filter(|(c, _)| *c == predicate.capture()) {
@@ -168,28 +168,39 @@ fn what_the_matcher_does_not_understand_is_an_error() {
     }
 }
 
-/// A walk limited to some ranges finds matches there alone; walking outside them too, it
-/// still finds no others, and gives every identifier of the tree, as a walk of the
-/// whole file does (the facts of a part of a whole lint look names up among them).
+/// A walk limited to some ranges finds matches there alone, and meets the identifiers
+/// there alone: it gives no list of every identifier, but walks over ranges that hold
+/// every top-level statement (a whole lint's parts) meet, together, those a walk of the
+/// whole file meets (the facts of each part look names up among them). Asked to, a walk
+/// hands back the parents of the statements it walked instead of indexing them.
 #[test]
-fn a_walk_outside_its_ranges_matches_only_inside_and_gives_every_identifier() {
+fn walks_over_parts_of_a_file_meet_together_the_identifiers_of_the_whole() {
     let queries = [(0, "(call function: (identifier) @name) @call")];
     let patterns = PatternSet::compile(&queries).unwrap_or_else(|(_, e)| panic!("{e}"));
     let source = "def f(a):\n    return g(a)\n\n\ndef h(b):\n    return k(b)\n\n\nm(f, h)\n";
     let tree = parse(source).expect("parse");
     let second = source.find("def h").expect("h")..source.find("m(f").expect("m");
-    let walk = |ranges: Option<&[std::ops::Range<usize>]>, walk_outside| {
-        let matches = Matches { patterns: &patterns, ranges, max_start_depth: u32::MAX, walk_outside };
+    let rest = [0..second.start, second.end..source.len()];
+    let walk = |ranges: Option<&[std::ops::Range<usize>]>| {
+        let matches = Matches { patterns: &patterns, ranges, max_start_depth: u32::MAX, gather_parents: true };
         let mut calls = Vec::new();
-        let identifiers = matches.for_each(tree.root_node(), source, &[true], &mut |_, captures, _| {
+        let walked = matches.for_each(tree.root_node(), source, &[true], &mut |_, captures, _| {
             calls.extend(captures.iter().filter(|(c, _)| *c == 0).map(|(_, n)| &source[n.byte_range()]));
         });
-        let identifiers: Option<Vec<&str>> =
-            identifiers.map(|ids| ids.iter().map(|n| &source[n.byte_range()]).collect());
-        (calls, identifiers)
+        (calls, walked)
     };
-    let (all_calls, every_identifier) = walk(None, false);
+    let text = |ids: &[tree_sitter::Node]| ids.iter().map(|n| &source[n.byte_range()]).collect::<Vec<_>>();
+    let (all_calls, whole) = walk(None);
     assert_eq!(all_calls, ["g", "k", "m"]);
-    assert_eq!(walk(Some(std::slice::from_ref(&second)), false), (vec!["k"], None));
-    assert_eq!(walk(Some(std::slice::from_ref(&second)), true), (vec!["k"], every_identifier));
+    let every_identifier = whole.every_identifier().expect("a whole walk gives every identifier");
+    let (calls, part) = walk(Some(std::slice::from_ref(&second)));
+    assert_eq!(calls, ["k"]);
+    assert!(part.whole);
+    assert_eq!(text(&part.identifiers), ["h", "b", "k", "b"]);
+    let (calls, other) = walk(Some(&rest));
+    assert_eq!(calls, ["g", "m"]);
+    let mut together: Vec<_> = part.identifiers.iter().chain(&other.identifiers).copied().collect();
+    together.sort_by_key(|n| n.start_byte());
+    assert_eq!(text(&together), text(&every_identifier));
+    assert!(part.every_identifier().is_none(), "a part's identifiers are not all of the tree's");
 }

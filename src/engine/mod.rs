@@ -63,15 +63,19 @@ impl Default for RuleSettings {
     }
 }
 
-/// Where the matcher's walk goes when findings are wanted in some ranges only.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Walk {
-    /// Into the ranges alone: a relint of a few statements.
-    Ranges,
-    /// Through the whole tree, matching in the ranges: a part of a whole lint, whose
-    /// facts then find every identifier and parent from the walk, as a whole lint's do.
-    Everything,
+/// A parsed file being linted, and how.
+#[derive(Clone, Copy)]
+struct FileAtHand<'a, 't> {
+    source: &'a str,
+    root: tree_sitter::Node<'t>,
+    path: &'a Path,
+    settings: &'a RuleSettings,
+    /// Per engine rule: enabled, and its text test passed.
+    active: &'a [bool],
 }
+
+/// A match the walk found: the rule, and the captures.
+type Found<'t> = (usize, pattern::Captures<'t>);
 
 /// What linting one file produced.
 #[derive(Debug, Default)]
@@ -272,54 +276,89 @@ impl Engine {
         let mut syntax_errors = syntax::unclosed_bracket_errors(source);
         syntax_errors.extend(syntax::errors(root, source));
         syntax_errors.extend(syntax::too_deep(root));
-        let lint =
-            |ranges, walk, file_wide| self.lint_tree(source, root, path, settings, &active, ranges, walk, file_wide);
+        let file = FileAtHand { source, root, path, settings, active: &active };
         let diagnostics = match ranges.is_none().then(|| split(root, source)).flatten() {
-            Some(parts) => {
-                // The parts share the whole-file answers, as partial relints do.
-                let own = facts::FileWideFacts::default();
-                let file_wide = file_wide.unwrap_or(&own);
-                let mut found: Vec<Diagnostic> = parts
-                    .par_iter()
-                    .flat_map_iter(|part| lint(Some(part), Walk::Everything, Some(file_wide)))
-                    .collect();
-                // Each part's findings are in the whole lint's order, and each finding of
-                // the whole lint starts in one part: merged by where they start, they are
-                // in the whole lint's order.
-                found.sort_by_key(|d| (d.range.start, d.code, d.range.end));
-                found
-            }
-            None => lint(ranges, Walk::Ranges, file_wide),
+            Some(parts) => self.lint_parts(&file, &parts, file_wide),
+            None => self.lint_tree(&file, ranges, file_wide),
         };
         FileReport { diagnostics, syntax_errors }
     }
 
     /// The findings of `lint_range` for a parsed file whose rules could match.
-    #[allow(clippy::too_many_arguments)]
     fn lint_tree(
         &self,
-        source: &str,
-        root: tree_sitter::Node,
-        path: &Path,
-        settings: &RuleSettings,
-        active: &[bool],
+        file: &FileAtHand,
         ranges: Option<&[std::ops::Range<usize>]>,
-        walk: Walk,
         file_wide: Option<&facts::FileWideFacts>,
     ) -> Vec<Diagnostic> {
-        let _parents = tree::index_parents(root);
-        let mut diagnostics = Vec::new();
-        let mut reported = HashSet::new();
-        let matches = pattern::Matches {
-            patterns: &self.patterns,
-            ranges,
-            max_start_depth: syntax::MAX_DEPTH,
-            walk_outside: walk == Walk::Everything,
-        };
-        // The checks run after the walk: it hands the parent index the parents of every
-        // statement it went through, which the checks then ask about.
+        let _parents = tree::index_parents(file.root);
+        let (found, walked) = self.walk(file, ranges, false);
+        self.check(file, ranges, found, walked.every_identifier(), file_wide)
+    }
+
+    /// A whole lint split in `parts` (`parts::of`), on the cores: first each part's walk,
+    /// then each part's checks, whose facts read the identifiers and the parents that
+    /// all the walks met, as a whole lint's facts read them from its one walk.
+    fn lint_parts(
+        &self,
+        file: &FileAtHand,
+        parts: &[Vec<std::ops::Range<usize>>],
+        file_wide: Option<&facts::FileWideFacts>,
+    ) -> Vec<Diagnostic> {
+        let walks: Vec<_> = parts
+            .par_iter()
+            .map(|part| {
+                let _parents = tree::index_parents(file.root);
+                self.walk(file, Some(part), true)
+            })
+            .collect();
+        let mut founds = Vec::with_capacity(walks.len());
+        let mut identifiers = Vec::new();
+        let mut parents = tree::GatheredParents::default();
+        let mut whole = true;
+        for (found, walked) in walks {
+            founds.push(found);
+            identifiers.extend(walked.identifiers);
+            parents.extend(walked.parents);
+            whole &= walked.whole;
+        }
+        // The parts' ranges hold every top-level statement: their identifiers together
+        // are the tree's, in document order once sorted (runs already in order).
+        identifiers.sort_by_key(|n| n.start_byte());
+        identifiers.dedup_by_key(|n| n.id());
+        let identifiers = whole.then_some(identifiers);
+        // The parts share the whole-file answers, as partial relints do.
+        let own = facts::FileWideFacts::default();
+        let file_wide = file_wide.unwrap_or(&own);
+        let mut found: Vec<Diagnostic> = parts
+            .par_iter()
+            .zip(founds)
+            .flat_map_iter(|(part, found)| {
+                let _parents = tree::index_parents(file.root);
+                parents.offer();
+                self.check(file, Some(part), found, identifiers.clone(), Some(file_wide))
+            })
+            .collect();
+        // Each part's findings are in the whole lint's order, and each finding of the
+        // whole lint starts in one part: merged by where they start, they are in the
+        // whole lint's order.
+        found.sort_by_key(|d| (d.range.start, d.code, d.range.end));
+        found
+    }
+
+    /// The matches of the active rules' patterns in `ranges` (everywhere without), their
+    /// host predicates holding, and what the walk met.
+    fn walk<'t>(
+        &self,
+        file: &FileAtHand<'_, 't>,
+        ranges: Option<&[std::ops::Range<usize>]>,
+        gather_parents: bool,
+    ) -> (Vec<Found<'t>>, pattern::Walked<'t>) {
+        let matches =
+            pattern::Matches { patterns: &self.patterns, ranges, max_start_depth: syntax::MAX_DEPTH, gather_parents };
+        let source = file.source;
         let mut found = Vec::new();
-        let identifiers = matches.for_each(root, source, active, &mut |index, captures, ancestry| {
+        let walked = matches.for_each(file.root, source, file.active, &mut |index, captures, ancestry| {
             let pattern = self.patterns.pattern(index);
             let holds = pattern.host.iter().all(|p| {
                 captures.iter().filter(|(c, _)| *c == p.capture()).all(|&(_, node)| p.holds(ancestry.of(node), source))
@@ -328,6 +367,22 @@ impl Engine {
                 found.push((pattern.rule, captures));
             }
         });
+        (found, walked)
+    }
+
+    /// Run the rules' checks on what `walk` found, then the suppression stage and the
+    /// severity overrides. `identifiers`: every identifier of the tree, when known.
+    fn check<'t>(
+        &self,
+        file: &FileAtHand<'_, 't>,
+        ranges: Option<&[std::ops::Range<usize>]>,
+        found: Vec<Found<'t>>,
+        identifiers: Option<Vec<tree_sitter::Node<'t>>>,
+        file_wide: Option<&facts::FileWideFacts>,
+    ) -> Vec<Diagnostic> {
+        let FileAtHand { source, root, path, settings, active } = *file;
+        let mut diagnostics = Vec::new();
+        let mut reported = HashSet::new();
         let facts = Facts::new(source, root, path)
             .with_identifiers(identifiers)
             .with_project(settings.project.as_ref().map(|p| &*p.0))

@@ -3,6 +3,7 @@
 use crate::engine::field;
 use std::cell::RefCell;
 use std::marker::PhantomData;
+use std::sync::Arc;
 use tree_sitter::{Node, TreeCursor, ffi};
 
 /// Node kinds that open a new Python scope for name bindings.
@@ -145,8 +146,9 @@ struct ParentIndex {
     root: ffi::TSNode,
     /// The root's children, in order, once first needed.
     statements: Vec<ffi::TSNode>,
-    /// Per statement (as in `statements`): the parents of the nodes below it, once asked.
-    below: Vec<Option<StatementParents>>,
+    /// Per statement (as in `statements`): the parents of the nodes below it, once asked
+    /// (shared with the indexes of other threads linting parts of the same tree).
+    below: Vec<Option<Arc<StatementParents>>>,
     /// The statement answered from last: questions come in runs about one statement.
     last: usize,
     /// Answers given lately, by node (see `RecentParents`).
@@ -197,6 +199,12 @@ struct StatementParents {
     /// its id and its parent's place in `parents`.
     children: Vec<(u32, usize, u32)>,
 }
+
+// SAFETY: the raw nodes are a tree's nodes, which tree-sitter lets threads share (`Node`
+// is `Send` and `Sync`: a tree is not changed once parsed); they are only read, and only
+// turned back into nodes by an index of the same tree, while the tree is borrowed.
+unsafe impl Send for StatementParents {}
+unsafe impl Sync for StatementParents {}
 
 impl StatementParents {
     /// One walk of `statement`'s subtree.
@@ -279,13 +287,42 @@ impl StatementWalk {
 /// Give the parent index in force for `statement`'s tree the parents gathered by a walk
 /// of the whole of `statement` (a top-level statement), unless it has them already.
 pub fn offer_parents(statement: Node, walked: StatementWalk) {
+    offer_finished(statement, &Arc::new(walked.finish()));
+}
+
+fn offer_finished(statement: Node, parents: &Arc<StatementParents>) {
     with_index(statement, |index| {
         let at = index.statement_at(statement)?;
         if index.below[at].is_none() {
-            index.below[at] = Some(walked.finish());
+            index.below[at] = Some(parents.clone());
         }
         Some(())
     });
+}
+
+/// The parents of whole top-level statements gathered by walks on some threads, for the
+/// parent indexes of others: a lint split in parts walks each part on one thread and
+/// checks its matches on another, whose facts ask about parents all over the file.
+#[derive(Default, Clone)]
+pub struct GatheredParents<'t> {
+    statements: Vec<(Node<'t>, Arc<StatementParents>)>,
+}
+
+impl<'t> GatheredParents<'t> {
+    pub fn add(&mut self, statement: Node<'t>, walked: StatementWalk) {
+        self.statements.push((statement, Arc::new(walked.finish())));
+    }
+
+    pub fn extend(&mut self, other: GatheredParents<'t>) {
+        self.statements.extend(other.statements);
+    }
+
+    /// Hand them all to the parent index in force on this thread.
+    pub fn offer(&self) {
+        for (statement, parents) in &self.statements {
+            offer_finished(*statement, parents);
+        }
+    }
 }
 
 impl ParentIndex {
@@ -346,7 +383,7 @@ impl ParentIndex {
             if statement.id() == node.id() {
                 return Some(root);
             }
-            let below = self.below[at].get_or_insert_with(|| StatementParents::new(statement));
+            let below = self.below[at].get_or_insert_with(|| Arc::new(StatementParents::new(statement)));
             if let Some(parent) = below.parent_of(node) {
                 self.last = at;
                 self.recent.put(node, parent);
@@ -596,7 +633,7 @@ value = {'k': [1, (2, 3)]}
         let root = tree.root_node();
         let _parents = index_parents(root);
         let patterns = PatternSet::compile(&[(0, "(call) @c")]).expect("compile");
-        let matches = Matches { patterns: &patterns, ranges: None, max_start_depth: u32::MAX, walk_outside: false };
+        let matches = Matches { patterns: &patterns, ranges: None, max_start_depth: u32::MAX, gather_parents: false };
         matches.for_each(root, SOURCE, &[true], &mut |_, _, _| {});
         let offered = with_index(root, |index| index.below.iter().filter(|b| b.is_some()).count());
         assert_eq!(offered, Some(root.child_count() as usize));
@@ -672,7 +709,7 @@ value = {'k': [1, (2, 3)]}
             patterns: &patterns,
             ranges: Some(std::slice::from_ref(&range)),
             max_start_depth: u32::MAX,
-            walk_outside: false,
+            gather_parents: false,
         };
         matches.for_each(root, SOURCE, &[true], &mut |_, _, _| {});
         // Statements without children (the comment) are whole however little is walked.

@@ -776,8 +776,8 @@ model = Net()
 
     fn walked<'t>(root: Node<'t>, ranges: Option<&[Range<usize>]>, depth: u32) -> Option<Vec<Node<'t>>> {
         let patterns = PatternSet::compile(&[(0, "(call) @c")]).expect("compile");
-        let matches = Matches { patterns: &patterns, ranges, max_start_depth: depth, walk_outside: false };
-        matches.for_each(root, SOURCE, &[true], &mut |_, _, _| {})
+        let matches = Matches { patterns: &patterns, ranges, max_start_depth: depth, gather_parents: false };
+        matches.for_each(root, SOURCE, &[true], &mut |_, _, _| {}).every_identifier()
     }
 
     /// The index answers the same whether it reads names from the identifiers the

@@ -4,7 +4,7 @@
 //! set of captures reported once).
 
 use super::{Operand, PatternSet, Step, Test, TextPredicate};
-use crate::engine::tree::{self, KindSet, StatementWalk};
+use crate::engine::tree::{self, GatheredParents, KindSet, StatementWalk};
 use std::cell::RefCell;
 use std::num::NonZeroU16 as FieldId;
 use std::ops::Range;
@@ -21,28 +21,36 @@ pub struct Matches<'a> {
     pub ranges: Option<&'a [Range<usize>]>,
     /// No match starts deeper than this many levels below the root.
     pub max_start_depth: u32,
-    /// Whether the walk still goes through what lies outside `ranges`: a part of a whole
-    /// file's lint does, for the identifiers and parents the facts then ask about all
-    /// over the file; a relint of a few statements skips it.
-    pub walk_outside: bool,
+    /// Whether the parents of the statements walked are returned (`Walked::parents`)
+    /// rather than handed to this thread's parent index: a part's matches are checked on
+    /// another thread.
+    pub gather_parents: bool,
 }
 
 impl Matches<'_> {
     /// Call `found(pattern, captures, ancestry)` for each match of a pattern whose rule
     /// is `active`, in document order of the matches' roots, whose text predicates hold.
-    /// Returns the tree's identifiers, in document order, when the walk went into every
-    /// node (no ranges, nothing below the depth limit): the facts look names up among
-    /// them instead of searching the text for each name and descending to it.
+    /// Returns what the walk met on its way (see `Walked`).
     pub fn for_each<'t>(
         &self,
         root: Node<'t>,
         source: &str,
         active: &[bool],
         found: &mut dyn FnMut(usize, Captures<'t>, &Ancestry<'_, 't>),
-    ) -> Option<Vec<Node<'t>>> {
+    ) -> Walked<'t> {
         let identifier = identifier_kinds();
         let mut identifiers = Vec::new();
-        let mut complete = self.ranges.is_none() || self.walk_outside;
+        let mut gathered = GatheredParents::default();
+        let mut offer = |statement: Option<(Node<'t>, StatementWalk, bool)>| {
+            if let Some((statement, parents, true)) = statement {
+                if self.gather_parents {
+                    gathered.add(statement, parents);
+                } else {
+                    tree::offer_parents(statement, parents);
+                }
+            }
+        };
+        let mut whole = true;
         let mut cursor = root.walk();
         // The nodes the walk is inside of, outermost first.
         let mut path: Vec<Node<'t>> = Vec::new();
@@ -76,7 +84,7 @@ impl Matches<'_> {
             }
             let inside = self.ranges.is_none_or(|ranges| ranges.iter().any(|range| intersects(node, range)));
             let candidates = self.patterns.by_root.get(kind as usize).map_or(&[][..], |p| &p[..]);
-            let descends = (inside || self.walk_outside) && depth < self.max_start_depth;
+            let descends = inside && depth < self.max_start_depth;
             let first = listed.len();
             // A pattern tried above may have listed this node's children already.
             match known.take(node) {
@@ -116,7 +124,9 @@ impl Matches<'_> {
                 continue;
             }
             let leaf = if descends { true } else { node.child_count() == 0 };
-            complete &= leaf;
+            if inside {
+                whole &= leaf;
+            }
             if let Some((_, _, whole)) = statement.as_mut() {
                 *whole &= leaf;
             }
@@ -138,14 +148,47 @@ impl Matches<'_> {
             }
         }
         offer(statement);
-        complete.then_some(identifiers)
+        Walked { identifiers, whole, everywhere: self.ranges.is_none(), parents: gathered }
     }
 }
+
+/// What a walk met on its way, besides the matches.
+pub struct Walked<'t> {
+    /// The identifiers it went through, in document order.
+    pub identifiers: Vec<Node<'t>>,
+    /// Whether it went into every node it was to walk (nothing lay below the depth
+    /// limit): the whole tree, or (a relint, a part) every node the ranges meet.
+    pub whole: bool,
+    /// Whether it was to walk the whole tree (no ranges).
+    pub everywhere: bool,
+    /// The parents of the top-level statements it walked whole, when asked to gather
+    /// them (`Matches::gather_parents`); else they went to the thread's parent index.
+    pub parents: GatheredParents<'t>,
+}
+
+impl<'t> Walked<'t> {
+    /// The tree's identifiers, in document order, when the walk went into every node:
+    /// the facts look names up among them instead of searching the text for each name
+    /// and descending to it.
+    pub fn every_identifier(self) -> Option<Vec<Node<'t>>> {
+        (self.whole && self.everywhere).then_some(self.identifiers)
+    }
+}
+
+/// Up to this many children are listed by index (see `list_children`).
+const FEW_CHILDREN: u32 = 8;
 
 /// Append `node`'s children to `into`, with the field each holds when `fields`.
 fn list_children<'t>(cursor: &mut TreeCursor<'t>, node: Node<'t>, fields: bool, into: &mut Vec<Child<'t>>) {
     // Most nodes are leaves: counting costs less than moving a cursor there.
-    if node.child_count() == 0 {
+    let count = node.child_count();
+    if count == 0 {
+        return;
+    }
+    // A few children without their fields: tree-sitter finds each by its index from
+    // the first (no cursor to set up and move); more, and the cursor's one pass wins.
+    if !fields && count <= FEW_CHILDREN {
+        into.extend((0..count).filter_map(|i| node.child(i)).map(|node| Child { node, field: None }));
         return;
     }
     cursor.reset(node);
@@ -199,13 +242,6 @@ impl<'a> RequiredTexts<'a> {
                 let first = starts.partition_point(|&at| at < node.start_byte());
                 starts.get(first).is_some_and(|&at| at + text.len() <= node.end_byte())
             })
-    }
-}
-
-/// Hand a statement's parents to the parent index when the walk went into all of it.
-fn offer(statement: Option<(Node, StatementWalk, bool)>) {
-    if let Some((statement, parents, true)) = statement {
-        tree::offer_parents(statement, parents);
     }
 }
 

@@ -184,4 +184,4 @@ impl Step {
     }
 }
 
-pub use matching::{Ancestry, Matches};
+pub use matching::{Ancestry, Captures, Matches, Walked};
