@@ -390,7 +390,9 @@ impl ParentIndex {
                 return Some(raw(parent));
             }
         }
-        None
+        // A node the walk did not record (it skips tokens no pattern starts at): the
+        // tree's own answer.
+        node.parent()
     }
 }
 
@@ -626,7 +628,8 @@ value = {'k': [1, (2, 3)]}
     }
 
     /// The rules' matcher walks every statement and hands over its parents: the index
-    /// then holds every statement before any question, and answers as the tree does.
+    /// then holds every statement before any question, and answers as the tree does, for
+    /// the tokens the walk skipped too (brackets, commas, operators).
     #[test]
     fn the_matchers_walk_gives_the_index_every_statements_parents() {
         let tree = crate::engine::parse(SOURCE).expect("parse");

@@ -89,8 +89,10 @@ impl Matches<'_> {
             // A pattern tried above may have listed this node's children already.
             match known.take(node) {
                 Some(children) if descends => listed.extend_from_slice(&children),
-                // Their fields only where a pattern starts: the walk needs none.
-                _ if descends => list_children(&mut cursor, node, !candidates.is_empty(), &mut listed),
+                // Every child, with its field, only where a pattern starts; elsewhere
+                // those the walk may go into or a pattern start at.
+                _ if descends && !candidates.is_empty() => list_children(&mut cursor, node, &mut listed),
+                _ if descends => list_way_down(&mut cursor, node, self.patterns.roots_anonymous, &mut listed),
                 _ => {}
             }
             if inside && !candidates.is_empty() {
@@ -175,26 +177,50 @@ impl<'t> Walked<'t> {
     }
 }
 
-/// Up to this many children are listed by index (see `list_children`).
-const FEW_CHILDREN: u32 = 8;
-
-/// Append `node`'s children to `into`, with the field each holds when `fields`.
-fn list_children<'t>(cursor: &mut TreeCursor<'t>, node: Node<'t>, fields: bool, into: &mut Vec<Child<'t>>) {
+/// Append `node`'s children to `into`, with the field each holds.
+fn list_children<'t>(cursor: &mut TreeCursor<'t>, node: Node<'t>, into: &mut Vec<Child<'t>>) {
     // Most nodes are leaves: counting costs less than moving a cursor there.
-    let count = node.child_count();
-    if count == 0 {
-        return;
-    }
-    // A few children without their fields: tree-sitter finds each by its index from
-    // the first (no cursor to set up and move); more, and the cursor's one pass wins.
-    if !fields && count <= FEW_CHILDREN {
-        into.extend((0..count).filter_map(|i| node.child(i)).map(|node| Child { node, field: None }));
+    if node.child_count() == 0 {
         return;
     }
     cursor.reset(node);
     if cursor.goto_first_child() {
         loop {
-            into.push(Child { node: cursor.node(), field: if fields { cursor.field_id() } else { None } });
+            into.push(Child { node: cursor.node(), field: cursor.field_id() });
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+}
+
+/// Up to this many children are listed by index (see `list_way_down`).
+const FEW_CHILDREN: u32 = 8;
+
+/// Append to `into` the children of `node` (no pattern starts at it) that the walk may
+/// go into or a pattern may start at: the named ones and any with children, and the
+/// anonymous tokens too when `tokens` (some pattern starts at one). A token is a leaf no
+/// pattern starts at: a third of a tree's nodes (brackets, commas, operators), which a
+/// walk of every node would visit for nothing. Without their fields: no pattern asks.
+fn list_way_down<'t>(cursor: &mut TreeCursor<'t>, node: Node<'t>, tokens: bool, into: &mut Vec<Child<'t>>) {
+    let count = node.child_count();
+    if count == 0 {
+        return;
+    }
+    let wanted = |child: &Node| tokens || child.is_named() || child.child_count() > 0;
+    // A few children: tree-sitter finds each by its index from the first (no cursor to
+    // set up and move); more, and the cursor's one pass wins.
+    if count <= FEW_CHILDREN {
+        into.extend((0..count).filter_map(|i| node.child(i)).filter(wanted).map(|node| Child { node, field: None }));
+        return;
+    }
+    cursor.reset(node);
+    if cursor.goto_first_child() {
+        loop {
+            let child = cursor.node();
+            if wanted(&child) {
+                into.push(Child { node: child, field: None });
+            }
             if !cursor.goto_next_sibling() {
                 break;
             }
@@ -353,7 +379,7 @@ impl<'t> KnownChildren<'t> {
         }
         let mut found = Vec::with_capacity(node.child_count() as usize);
         let mut cursor = self.cursor.borrow_mut();
-        list_children(cursor.get_or_insert_with(|| node.walk()), node, true, &mut found);
+        list_children(cursor.get_or_insert_with(|| node.walk()), node, &mut found);
         let found: Rc<[Child<'t>]> = found.into();
         self.lists.borrow_mut().push((node, found.clone()));
         found

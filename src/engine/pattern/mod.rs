@@ -34,6 +34,8 @@ pub struct PatternSet {
     by_root: Vec<Vec<u32>>,
     /// The texts patterns require (`Pattern::required`), each once.
     literals: Vec<String>,
+    /// Whether a pattern starts at an anonymous node (a token such as `"+="`).
+    roots_anonymous: bool,
 }
 
 #[derive(Debug)]
@@ -125,7 +127,10 @@ impl PatternSet {
                 by_root[kind as usize].push(index as u32);
             }
         }
-        Ok(PatternSet { patterns, capture_names, by_root, literals })
+        let language = crate::engine::language();
+        let roots_anonymous =
+            (0..kinds).any(|kind| !by_root[kind].is_empty() && !language.node_kind_is_named(kind as u16));
+        Ok(PatternSet { patterns, capture_names, by_root, literals, roots_anonymous })
     }
 
     pub fn capture_names(&self) -> &[String] {
