@@ -94,6 +94,17 @@ impl SourceKind {
         }
     }
 
+    /// `linted_file` for this source's own code, which the file takes rather than copies.
+    pub fn into_linted_file(self, shown: String, diagnostics: Vec<Diagnostic>) -> LintedFile {
+        match self {
+            SourceKind::Python(text) => LintedFile::new(shown, text, diagnostics),
+            notebook => {
+                let code = notebook.code().to_string();
+                notebook.linted_file(shown, &code, diagnostics)
+            }
+        }
+    }
+
     /// What the source holds once its code is `fixed`.
     pub fn contents(&self, fixed: &str) -> Result<Contents, String> {
         match self {

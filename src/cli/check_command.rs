@@ -5,6 +5,7 @@
 use super::{CheckArgs, ColorChoice, EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS};
 use crate::config::{self, ConfigResolver, Overrides};
 use crate::discover;
+use crate::engine::syntax::SyntaxError;
 use crate::engine::{Project, RuleSettings};
 use crate::fix::Applicability;
 use crate::fix::diff::unified_diff;
@@ -283,17 +284,28 @@ fn process(input: Input, settings: &RuleSettings, mode: Mode) -> Outcome {
         return Outcome::Done { file, notes: vec![format!("{shown}: {reason}")], diff: None, fixed_text: None };
     }
     let report = lint::lint(&source, path, settings);
-    let file = source.linted_file(shown.clone(), source.code(), report.diagnostics);
-    let index = LineIndex::new(&file.source);
-    let mut notes: Vec<String> = report
-        .syntax_errors
-        .iter()
-        .map(|e| format!("{shown}:{}: {} (linting continues past it)", file.place(&index, e.offset), e.message))
-        .collect();
+    let syntax_notes = |file: &LintedFile, index: &LineIndex| -> Vec<String> {
+        let place = |offset| file.place(index, offset);
+        let note = |e: &SyntaxError| format!("{shown}:{}: {} (linting continues past it)", place(e.offset), e.message);
+        report.syntax_errors.iter().map(note).collect()
+    };
     let threshold = match mode {
-        Mode::Report => return Outcome::Done { file, notes, diff: None, fixed_text: None },
+        Mode::Report => {
+            // Only reported: the findings take the text, and its lines are counted only
+            // to place a syntax error (most files have none).
+            let file = source.into_linted_file(shown.clone(), report.diagnostics);
+            let notes = if report.syntax_errors.is_empty() {
+                Vec::new()
+            } else {
+                syntax_notes(&file, &LineIndex::new(&file.source))
+            };
+            return Outcome::Done { file, notes, diff: None, fixed_text: None };
+        }
         Mode::Fix(threshold) | Mode::Diff(threshold) => threshold,
     };
+    let file = source.linted_file(shown.clone(), source.code(), report.diagnostics);
+    let index = LineIndex::new(&file.source);
+    let mut notes = syntax_notes(&file, &index);
     let fixed = match lint::fix(&source, path, settings, threshold) {
         Ok(fixed) => fixed,
         Err(e) => {
