@@ -4,7 +4,7 @@
 use crate::diagnostic::{Diagnostic, Severity, TextRange};
 use crate::engine::facts::Facts;
 use crate::rules::Rule;
-use std::collections::HashSet;
+use foldhash::HashSet;
 use tree_sitter::Node;
 
 pub struct Match<'e, 't> {

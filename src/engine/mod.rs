@@ -17,10 +17,11 @@ use crate::rules::{Check, RULES, Rule};
 use crate::suppress::{CodeStatus, Suppressions};
 use checker::{Checker, Match};
 use facts::Facts;
+use foldhash::HashSetExt;
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::OnceLock;
 use tree_sitter::{Language, Parser, Tree};
@@ -382,7 +383,7 @@ impl Engine {
     ) -> Vec<Diagnostic> {
         let FileAtHand { source, root, path, settings, active } = *file;
         let mut diagnostics = Vec::new();
-        let mut reported = HashSet::new();
+        let mut reported = foldhash::HashSet::new();
         let facts = Facts::new(source, root, path)
             .with_identifiers(identifiers)
             .with_project(settings.project.as_ref().map(|p| &*p.0))

@@ -9,7 +9,6 @@ use crate::engine::facts::tensors::GRAPH_KEEPING_METHODS;
 use crate::engine::tree;
 use crate::fix::{Applicability, Edit, Fix, edits};
 use std::cell::RefCell;
-use std::collections::HashSet;
 use tree_sitter::Node;
 
 const FILES: (&str, &str) = rule_files!("OOM002-eval-without-no-grad");
@@ -155,7 +154,7 @@ impl<'t> Place<'t> {
 
 /// Whether this is the first match of the file's lint to hand `call` to the check.
 fn first_check_of(checker: &Checker, call: Node) -> bool {
-    let checked = checker.facts.memo("OOM002 calls checked", None, || RefCell::new(HashSet::<usize>::new()));
+    let checked = checker.facts.memo("OOM002 calls checked", None, || RefCell::new(foldhash::HashSet::<usize>::default()));
     checked.borrow_mut().insert(call.id())
 }
 

@@ -7,8 +7,8 @@
 
 use crate::engine::field;
 use crate::engine::tree::{self, is_scope};
+use foldhash::HashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::ops::Range;
 use std::rc::Rc;
 use tree_sitter::Node;
@@ -75,7 +75,7 @@ fn identifiers_at<'t>(statements: &[Node<'t>], positions: &[usize], len: usize) 
 
 /// A file's identifiers by spelling. Hashed with foldhash rather than SipHash: every
 /// identifier of the file is hashed into it, and names are short.
-type Spellings<'t> = HashMap<&'t str, Vec<Node<'t>>, foldhash::fast::RandomState>;
+type Spellings<'t> = HashMap<&'t str, Vec<Node<'t>>>;
 
 /// One name's identifiers in each top-level statement asked about, by the statement's
 /// index among the root's children.
@@ -729,7 +729,7 @@ mod tests {
     /// Every maximal run of identifier characters, by spelling: what `word_places` must
     /// find for each.
     fn word_offsets(source: &str) -> HashMap<&str, Vec<usize>> {
-        let mut words: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut words: HashMap<&str, Vec<usize>> = HashMap::default();
         let bytes = source.as_bytes();
         let is_word = is_word_byte;
         let mut i = 0;
