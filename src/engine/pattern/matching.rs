@@ -180,7 +180,15 @@ impl<'t> Walked<'t> {
 /// Append `node`'s children to `into`, with the field each holds.
 fn list_children<'t>(cursor: &mut TreeCursor<'t>, node: Node<'t>, into: &mut Vec<Child<'t>>) {
     // Most nodes are leaves: counting costs less than moving a cursor there.
-    if node.child_count() == 0 {
+    let count = node.child_count();
+    if count == 0 {
+        return;
+    }
+    // A few children (a call's two, an assignment's three): found by index, as in
+    // `list_way_down`, each with its field found by index too.
+    if count <= FEW_CHILDREN {
+        let child = |i| Some(Child { node: node.child(i)?, field: field_of_child(node, i) });
+        into.extend((0..count).filter_map(child));
         return;
     }
     cursor.reset(node);
@@ -192,6 +200,32 @@ fn list_children<'t>(cursor: &mut TreeCursor<'t>, node: Node<'t>, into: &mut Vec
             }
         }
     }
+}
+
+/// The field the child at `index` of `node` holds, as a cursor on that child answers.
+fn field_of_child(node: Node, index: u32) -> Option<FieldId> {
+    // SAFETY: `node` is a node of a tree alive here; the answer is null or the address of
+    // a field name the grammar holds for the life of the process.
+    let name = unsafe { tree_sitter::ffi::ts_node_field_name_for_child(node.into_raw(), index) };
+    if name.is_null() {
+        return None;
+    }
+    field_ids_by_name().iter().find(|&&(at, _)| at == name as usize).map(|&(_, id)| id)
+}
+
+/// Each field's id by the address of its name in the grammar, which is what tree-sitter
+/// answers when asked for a child's field by index (a few comparisons, not the string
+/// comparisons of a lookup by name).
+fn field_ids_by_name() -> &'static [(usize, FieldId)] {
+    static FIELDS: OnceLock<Vec<(usize, FieldId)>> = OnceLock::new();
+    FIELDS.get_or_init(|| {
+        let language = crate::engine::language();
+        // Field ids run from 1 to the count; `field_name_for_id` lends the grammar's own
+        // bytes.
+        (1..=language.field_count() as u16)
+            .filter_map(|id| Some((language.field_name_for_id(id)?.as_ptr() as usize, FieldId::new(id)?)))
+            .collect()
+    })
 }
 
 /// Up to this many children are listed by index (see `list_way_down`).
@@ -472,6 +506,57 @@ impl TextPredicate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Children listed by index, each with its field found by index, are those a cursor
+    /// lists, with the fields it gives: over every node of every fixture and test case,
+    /// fields inherited through hidden nodes and comments among children included.
+    #[test]
+    fn children_listed_by_index_hold_the_fields_a_cursor_gives() {
+        let mut sources: Vec<String> = Vec::new();
+        for dir in ["fixtures", "tests/cases"] {
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+            let mut stack = vec![root];
+            while let Some(at) = stack.pop() {
+                for entry in std::fs::read_dir(&at).into_iter().flatten().flatten() {
+                    let path = entry.path();
+                    if path.is_dir() {
+                        stack.push(path);
+                    } else if path.extension().is_some_and(|e| e == "py") {
+                        sources.extend(std::fs::read_to_string(&path));
+                    }
+                }
+            }
+        }
+        sources
+            .push("x = (a  # one\n     , b)\nd[k] += f(*a, k=1)\n@dec\ndef g(a: int = 1, *, b) -> int: ...\n".into());
+        assert!(sources.len() > 20, "found {} sources", sources.len());
+        let (mut fields, mut nodes) = (0, 0);
+        for source in &sources {
+            let tree = crate::engine::parse(source).expect("parse");
+            let mut cursor = tree.root_node().walk();
+            let mut stack = vec![tree.root_node()];
+            while let Some(node) = stack.pop() {
+                let mut by_cursor = Vec::new();
+                cursor.reset(node);
+                if cursor.goto_first_child() {
+                    loop {
+                        by_cursor.push((cursor.node().id(), cursor.field_id()));
+                        if !cursor.goto_next_sibling() {
+                            break;
+                        }
+                    }
+                }
+                let by_index: Vec<_> = (0..node.child_count())
+                    .map(|i| (node.child(i).expect("child").id(), field_of_child(node, i)))
+                    .collect();
+                assert_eq!(by_index, by_cursor, "{}", node.kind());
+                fields += by_index.iter().filter(|(_, f)| f.is_some()).count();
+                nodes += 1;
+                stack.extend((0..node.child_count()).filter_map(|i| node.child(i)));
+            }
+        }
+        assert!(fields > 1000 && nodes > 10_000, "{fields} fields over {nodes} nodes");
+    }
 
     /// The children a pattern listed are handed to the walk when it reaches their node,
     /// with the fields they hold, and forgotten with those of every node it has passed.
