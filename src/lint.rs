@@ -98,10 +98,7 @@ impl SourceKind {
     pub fn into_linted_file(self, shown: String, diagnostics: Vec<Diagnostic>) -> LintedFile {
         match self {
             SourceKind::Python(text) => LintedFile::new(shown, text, diagnostics),
-            notebook => {
-                let code = notebook.code().to_string();
-                notebook.linted_file(shown, &code, diagnostics)
-            }
+            cells => cells.linted_file(shown, cells.code(), diagnostics),
         }
     }
 

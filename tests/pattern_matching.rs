@@ -171,8 +171,7 @@ fn what_the_matcher_does_not_understand_is_an_error() {
 /// A walk limited to some ranges finds matches there alone, and meets the identifiers
 /// there alone: it gives no list of every identifier, but walks over ranges that hold
 /// every top-level statement (a whole lint's parts) meet, together, those a walk of the
-/// whole file meets (the facts of each part look names up among them). Asked to, a walk
-/// hands back the parents of the statements it walked instead of indexing them.
+/// whole file meets (the facts of each part look names up among them).
 #[test]
 fn walks_over_parts_of_a_file_meet_together_the_identifiers_of_the_whole() {
     let queries = [(0, "(call function: (identifier) @name) @call")];
@@ -182,7 +181,7 @@ fn walks_over_parts_of_a_file_meet_together_the_identifiers_of_the_whole() {
     let second = source.find("def h").expect("h")..source.find("m(f").expect("m");
     let rest = [0..second.start, second.end..source.len()];
     let walk = |ranges: Option<&[std::ops::Range<usize>]>| {
-        let matches = Matches { patterns: &patterns, ranges, max_start_depth: u32::MAX, gather_parents: true };
+        let matches = Matches { patterns: &patterns, ranges, max_start_depth: u32::MAX, gather_parents: false };
         let mut calls = Vec::new();
         let walked = matches.for_each(tree.root_node(), source, &[true], &mut |_, captures, _| {
             calls.extend(captures.iter().filter(|(c, _)| *c == 0).map(|(_, n)| &source[n.byte_range()]));

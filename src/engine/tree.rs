@@ -645,6 +645,35 @@ value = {'k': [1, (2, 3)]}
         }
     }
 
+    /// A walk asked to gather the parents it met leaves this thread's index alone and
+    /// hands them back; offered to the index of another thread (a part's checks), they
+    /// are that index's every statement, and it answers as the tree does.
+    #[test]
+    fn parents_gathered_by_a_walk_serve_the_index_of_another_thread() {
+        let tree = crate::engine::parse(SOURCE).expect("parse");
+        let root = tree.root_node();
+        let patterns = PatternSet::compile(&[(0, "(call) @c")]).expect("compile");
+        let matches = Matches { patterns: &patterns, ranges: None, max_start_depth: u32::MAX, gather_parents: true };
+        let gathered = {
+            let _parents = index_parents(root);
+            let walked = matches.for_each(root, SOURCE, &[true], &mut |_, _, _| {});
+            let offered = with_index(root, |index| index.below.iter().filter(|b| b.is_some()).count());
+            assert_eq!(offered, Some(0), "gathered, not offered");
+            walked.parents
+        };
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let _parents = index_parents(root);
+                gathered.offer();
+                let offered = with_index(root, |index| index.below.iter().filter(|b| b.is_some()).count());
+                assert_eq!(offered, Some(root.child_count() as usize));
+                for node in every_node(root) {
+                    assert_eq!(parent(node).map(|p| p.id()), node.parent().map(|p| p.id()), "{}", node.kind());
+                }
+            });
+        });
+    }
+
     /// A parent asked for again comes from the recent answers, and is still the tree's,
     /// however many other nodes were asked about in between (sharing its slot or not).
     #[test]

@@ -179,22 +179,50 @@ impl<'t> Walked<'t> {
 
 /// Append `node`'s children to `into`, with the field each holds.
 fn list_children<'t>(cursor: &mut TreeCursor<'t>, node: Node<'t>, into: &mut Vec<Child<'t>>) {
+    list(cursor, node, true, |_| true, into);
+}
+
+/// Append to `into` the children of `node` (no pattern starts at it) that the walk may
+/// go into or a pattern may start at: the named ones and any with children, and the
+/// anonymous tokens too when `tokens` (some pattern starts at one). A token is a leaf no
+/// pattern starts at: a third of a tree's nodes (brackets, commas, operators), which a
+/// walk of every node would visit for nothing. Without their fields: no pattern asks.
+fn list_way_down<'t>(cursor: &mut TreeCursor<'t>, node: Node<'t>, tokens: bool, into: &mut Vec<Child<'t>>) {
+    list(cursor, node, false, |child| tokens || child.is_named() || child.child_count() > 0, into);
+}
+
+/// Append to `into` the children of `node` that `wanted` keeps, with the field each
+/// holds when `fields`.
+fn list<'t>(
+    cursor: &mut TreeCursor<'t>,
+    node: Node<'t>,
+    fields: bool,
+    wanted: impl Fn(&Node<'t>) -> bool,
+    into: &mut Vec<Child<'t>>,
+) {
     // Most nodes are leaves: counting costs less than moving a cursor there.
     let count = node.child_count();
     if count == 0 {
         return;
     }
-    // A few children (a call's two, an assignment's three): found by index, as in
-    // `list_way_down`, each with its field found by index too.
+    // A few children (a call's two, an assignment's three): tree-sitter finds each, and
+    // the field it holds, by its index from the first, with no cursor to set up and
+    // move; more, and the cursor's one pass wins.
     if count <= FEW_CHILDREN {
-        let child = |i| Some(Child { node: node.child(i)?, field: field_of_child(node, i) });
+        let child = |i| {
+            let child = node.child(i).filter(&wanted)?;
+            Some(Child { node: child, field: if fields { field_of_child(node, i) } else { None } })
+        };
         into.extend((0..count).filter_map(child));
         return;
     }
     cursor.reset(node);
     if cursor.goto_first_child() {
         loop {
-            into.push(Child { node: cursor.node(), field: cursor.field_id() });
+            let child = cursor.node();
+            if wanted(&child) {
+                into.push(Child { node: child, field: if fields { cursor.field_id() } else { None } });
+            }
             if !cursor.goto_next_sibling() {
                 break;
             }
@@ -228,39 +256,8 @@ fn field_ids_by_name() -> &'static [(usize, FieldId)] {
     })
 }
 
-/// Up to this many children are listed by index (see `list_way_down`).
+/// Up to this many children are listed by index (see `list`).
 const FEW_CHILDREN: u32 = 8;
-
-/// Append to `into` the children of `node` (no pattern starts at it) that the walk may
-/// go into or a pattern may start at: the named ones and any with children, and the
-/// anonymous tokens too when `tokens` (some pattern starts at one). A token is a leaf no
-/// pattern starts at: a third of a tree's nodes (brackets, commas, operators), which a
-/// walk of every node would visit for nothing. Without their fields: no pattern asks.
-fn list_way_down<'t>(cursor: &mut TreeCursor<'t>, node: Node<'t>, tokens: bool, into: &mut Vec<Child<'t>>) {
-    let count = node.child_count();
-    if count == 0 {
-        return;
-    }
-    let wanted = |child: &Node| tokens || child.is_named() || child.child_count() > 0;
-    // A few children: tree-sitter finds each by its index from the first (no cursor to
-    // set up and move); more, and the cursor's one pass wins.
-    if count <= FEW_CHILDREN {
-        into.extend((0..count).filter_map(|i| node.child(i)).filter(wanted).map(|node| Child { node, field: None }));
-        return;
-    }
-    cursor.reset(node);
-    if cursor.goto_first_child() {
-        loop {
-            let child = cursor.node();
-            if wanted(&child) {
-                into.push(Child { node: child, field: None });
-            }
-            if !cursor.goto_next_sibling() {
-                break;
-            }
-        }
-    }
-}
 
 /// The kind ids spelled `identifier` (keywords used as names are aliased to it).
 fn identifier_kinds() -> &'static KindSet {
