@@ -10,6 +10,7 @@ mod parts;
 pub mod pattern;
 pub mod predicates;
 pub mod syntax;
+pub mod text_test;
 pub mod tree;
 
 use crate::diagnostic::{Diagnostic, Severity};
@@ -408,4 +409,26 @@ impl Engine {
         }
         diagnostics
     }
+}
+
+/// The text of every Python file among the project's fixtures and test cases: real
+/// code of every shape the rules look at, for tests that hold one way of doing a thing
+/// to another.
+#[cfg(test)]
+pub(crate) fn fixture_and_test_sources() -> Vec<String> {
+    let mut sources = Vec::new();
+    for dir in ["fixtures", "tests/cases"] {
+        let mut stack = vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)];
+        while let Some(at) = stack.pop() {
+            for entry in std::fs::read_dir(&at).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "py") {
+                    sources.extend(std::fs::read_to_string(&path));
+                }
+            }
+        }
+    }
+    sources
 }

@@ -7,8 +7,6 @@ use crate::diagnostic::TextRange;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::tree;
 use crate::fix::{Edit, Fix, edits};
-use regex::Regex;
-use std::sync::OnceLock;
 use tree_sitter::Node;
 
 const FILES: (&str, &str) = rule_files!("OOM003-deprecated-cuda-amp");
@@ -44,8 +42,7 @@ const DEPRECATED: &[(&str, &str)] = &[
 ];
 
 fn mentions_amp(source: &str) -> bool {
-    static WORD: OnceLock<Regex> = OnceLock::new();
-    source.contains("amp") && WORD.get_or_init(|| Regex::new(r"\bamp\b").expect("valid regex")).is_match(source)
+    crate::engine::text_test::has_word(source, "amp")
 }
 
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {

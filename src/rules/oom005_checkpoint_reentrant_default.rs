@@ -28,11 +28,10 @@ pub static RULE: Rule = Rule {
 /// A call spelled `checkpoint(` / `checkpoint_sequential(` in a file that names torch (it
 /// must import or spell out `torch.utils.checkpoint`).
 fn could_call_checkpoint(source: &str) -> bool {
-    static PATTERN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     source.contains("torch")
-        && PATTERN
-            .get_or_init(|| regex::Regex::new(r"checkpoint(?:_sequential)?\s*\(").expect("valid regex"))
-            .is_match(source)
+        && crate::engine::text_test::some_call_before(source, |before| {
+            before.ends_with("checkpoint") || before.ends_with("checkpoint_sequential")
+        })
 }
 
 const CHECKPOINT_FUNCTIONS: [&str; 2] =

@@ -7,6 +7,7 @@ use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::heuristics;
 use crate::engine::facts::index::target_names;
+use crate::engine::text_test;
 use crate::engine::tree;
 use tree_sitter::Node;
 
@@ -36,12 +37,11 @@ pub static RULE: Rule = Rule {
 /// Words of a name that runs a recurrent network (`self.rnn`, `lstm_cell`, `gru`).
 const RECURRENT_WORDS: [&str; 5] = ["rnn", "lstm", "gru", "cell", "recurrent"];
 
-/// Whether the text calls anything named like a recurrent network.
+/// Whether the text calls anything named like a recurrent network: a word holding one of
+/// `RECURRENT_WORDS`, case aside, before `(`.
 fn mentions_recurrent_call(source: &str) -> bool {
-    static PATTERN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    PATTERN
-        .get_or_init(|| regex::Regex::new(r"(?i)(?:rnn|lstm|gru|cell|recurrent)\w*\s*\(").expect("valid regex"))
-        .is_match(source)
+    let folded = text_test::folded(source);
+    text_test::some_call(&folded, |word| text_test::holds_ignore_case(word, &RECURRENT_WORDS))
 }
 
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {

@@ -2,7 +2,7 @@
 //! which functions and loaders belong to evaluation. Kept in one place so that every
 //! rule agrees on them.
 
-use regex::{Regex, RegexBuilder};
+use crate::engine::text_test;
 use std::sync::OnceLock;
 
 /// Split `valLoader`, `val_loader`, `ValLoader2` into lowercase words.
@@ -77,58 +77,35 @@ pub fn is_forward_method_name(name: &str) -> bool {
     words(name).iter().any(|w| w == "forward")
 }
 
-fn model_names_alternation() -> String {
-    MODEL_NAMES.join("|")
+/// Whether the text calls anything `is_model_name` accepts (`model(`, `self.net (`,
+/// `ResNet(`, case aside, as the end of any word): a file without one has no forward
+/// pass.
+pub fn mentions_forward_call(source: &str) -> bool {
+    forward_call_in(&text_test::folded(source))
 }
 
-/// Whether the text calls anything `is_model_name` accepts (`model(`, `self.net (`,
-/// `ResNet(`): a file without one has no forward pass.
-pub fn mentions_forward_call(source: &str) -> bool {
-    static PATTERN: TextTest = TextTest::new(|| format!(r"(?i)(?:{}|forward)\s*\(", model_names_alternation()));
-    PATTERN.is_match(source)
+fn forward_call_in(folded: &str) -> bool {
+    text_test::some_call_before(folded, |before| {
+        MODEL_NAMES.iter().chain(&["forward"]).any(|name| text_test::ends_with_ignore_case(before, name))
+    })
 }
 
 /// Whether the text has anything that can hold a graph: a forward pass, a loss call
 /// (`criterion(`, `loss_fn(`, `F.cross_entropy(`, `nn.MSELoss()`), or a model output's
-/// `.loss` / `.logits`.
+/// `.loss` / `.logits`, case aside.
 pub fn mentions_graph_source(source: &str) -> bool {
-    static PATTERN: TextTest = TextTest::new(|| {
-        r"(?i)(?:loss|criterion|criteria)\w*\s*\(|(?:cross_entropy|kl_div)\s*\(|\.(?:loss|logits)\b".to_string()
-    });
-    PATTERN.is_match(source) || mentions_forward_call(source)
+    let folded = text_test::folded(source);
+    text_test::some_call(&folded, |word| text_test::holds_ignore_case(word, &["loss", "criterion", "criteria"]))
+        || text_test::ends_call(&folded, &["cross_entropy", "kl_div"])
+        || text_test::word_after(&folded, b'.', &["loss", "logits"])
+        || forward_call_in(&folded)
 }
 
-/// Whether any word of the text could mark evaluation code (see `EVAL_WORDS`).
+/// Whether any word of the text could mark evaluation code (see `EVAL_WORDS`), case
+/// aside, inside other words too.
 pub fn mentions_evaluation(source: &str) -> bool {
-    static PATTERN: TextTest = TextTest::new(|| format!("(?i){}", EVAL_WORDS.join("|")));
-    PATTERN.is_match(source)
-}
-
-/// A test of a whole file's text by a pattern, compiled on first use in the form the
-/// text needs. Most scripts are ASCII, and for ASCII text the pattern compiled without
-/// Unicode's tables matches exactly where the Unicode one does (the case folds, spaces and
-/// word characters Unicode adds all lie outside ASCII), for a fraction of the compiling:
-/// the Unicode forms of these patterns were 3% of checking one file.
-struct TextTest {
-    pattern: fn() -> String,
-    ascii: OnceLock<Regex>,
-    unicode: OnceLock<Regex>,
-}
-
-impl TextTest {
-    const fn new(pattern: fn() -> String) -> TextTest {
-        TextTest { pattern, ascii: OnceLock::new(), unicode: OnceLock::new() }
-    }
-
-    fn is_match(&self, text: &str) -> bool {
-        let regex = if text.is_ascii() {
-            self.ascii
-                .get_or_init(|| RegexBuilder::new(&(self.pattern)()).unicode(false).build().expect("valid ASCII regex"))
-        } else {
-            self.unicode.get_or_init(|| Regex::new(&(self.pattern)()).expect("valid regex"))
-        };
-        regex.is_match(text)
-    }
+    static SEARCH: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
+    SEARCH.get_or_init(|| text_test::ignoring_case(EVAL_WORDS)).is_match(&*text_test::folded(source))
 }
 
 /// Words of a loop's iterable that make its iterations steps over data (`train_loader`,
@@ -242,22 +219,31 @@ pub fn is_pytest_file(path: &std::path::Path) -> bool {
 mod tests {
     use super::*;
 
-    /// ASCII text is tested by the pattern compiled without Unicode's tables, which
-    /// answers as the Unicode one does; other text by the Unicode one, whose case folds
-    /// take in the Kelvin sign (`K`) and the long s.
+    /// The whole-text tests answer as the regexes they stand for (`text_test`), over the
+    /// scans' own test texts and every fixture and test file of the project.
     #[test]
-    fn a_text_test_compiles_the_form_its_text_needs() {
-        let test = TextTest::new(|| r"(?i)(?:loss|network)\w*\s*\(|\.logits\b".to_string());
-        let ascii = ["x = LossFn (y)", "net.logits", "net.logits_", "network_2(", "lossy", "a\tloss\n(", "networks"];
-        let answers: Vec<bool> = ascii.iter().map(|text| test.is_match(text)).collect();
-        assert_eq!(answers, [true, true, false, true, false, true, false]);
-        assert!(test.unicode.get().is_none(), "ASCII text compiles the ASCII form only");
-        let unicode = Regex::new(&(test.pattern)()).expect("valid regex");
-        assert!(ascii.iter().all(|text| unicode.is_match(text) == test.is_match(text)));
-        assert!(test.is_match("y = networ\u{212A}(x)"));
-        assert!(test.is_match("y = lo\u{17F}s(x)"));
-        assert!(!test.is_match("y = café(x)"));
-        assert!(test.unicode.get().is_some());
+    fn the_whole_text_tests_answer_as_their_regexes() {
+        let names = MODEL_NAMES.join("|");
+        let forward = regex::Regex::new(&format!(r"(?i)(?:{names}|forward)\s*\(")).unwrap();
+        let graph = regex::Regex::new(
+            r"(?i)(?:loss|criterion|criteria)\w*\s*\(|(?:cross_entropy|kl_div)\s*\(|\.(?:loss|logits)\b",
+        )
+        .unwrap();
+        let evaluation = regex::Regex::new(&format!("(?i){}", EVAL_WORDS.join("|"))).unwrap();
+        let mut texts: Vec<String> = text_test::tests::TEXTS.iter().map(|t| t.to_string()).collect();
+        texts
+            .extend(["net.to(x)", "self.ResNet (y)", "Teacher\n(", "ForWard(", "F.KL_div(", "valid"].map(String::from));
+        texts.extend(crate::engine::fixture_and_test_sources());
+        assert!(texts.len() > 100, "the fixtures and tests are found");
+        for text in &texts {
+            assert_eq!(mentions_forward_call(text), forward.is_match(text), "forward call in {text:?}");
+            assert_eq!(
+                mentions_graph_source(text),
+                graph.is_match(text) || forward.is_match(text),
+                "graph in {text:?}"
+            );
+            assert_eq!(mentions_evaluation(text), evaluation.is_match(text), "evaluation in {text:?}");
+        }
     }
 
     #[test]

@@ -509,21 +509,7 @@ mod tests {
     /// fields inherited through hidden nodes and comments among children included.
     #[test]
     fn children_listed_by_index_hold_the_fields_a_cursor_gives() {
-        let mut sources: Vec<String> = Vec::new();
-        for dir in ["fixtures", "tests/cases"] {
-            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
-            let mut stack = vec![root];
-            while let Some(at) = stack.pop() {
-                for entry in std::fs::read_dir(&at).into_iter().flatten().flatten() {
-                    let path = entry.path();
-                    if path.is_dir() {
-                        stack.push(path);
-                    } else if path.extension().is_some_and(|e| e == "py") {
-                        sources.extend(std::fs::read_to_string(&path));
-                    }
-                }
-            }
-        }
+        let mut sources = crate::engine::fixture_and_test_sources();
         sources
             .push("x = (a  # one\n     , b)\nd[k] += f(*a, k=1)\n@dec\ndef g(a: int = 1, *, b) -> int: ...\n".into());
         assert!(sources.len() > 20, "found {} sources", sources.len());

@@ -1,0 +1,203 @@
+//! Tests of a file's whole text that decide whether a rule could match it
+//! (`Rule::could_match`) before anything is parsed: does it call something named like a
+//! network, name a loss, mention evaluation.
+//!
+//! Each test answers exactly as a case-insensitive Unicode regex would (`(?i)` with
+//! Unicode's `\w` and `\s`; the tests below hold each to its regex), but is a scan of the
+//! text: compiling those regexes took longer than running them, on every start of
+//! `oomlint check` (3–4 ms for the three of `facts::heuristics`, and the Unicode forms
+//! again for the first non-ASCII file).
+
+use std::borrow::Cow;
+
+/// `text` with the two characters that Unicode's simple case folding maps to an ASCII
+/// letter (the Kelvin sign to `k`, the long s to `s`) replaced by that letter, so a
+/// case-insensitive match needs only ASCII comparisons. Both are word characters, as their
+/// replacements are: no answer below changes but for the letters compared.
+pub fn folded(text: &str) -> Cow<'_, str> {
+    const KELVIN: char = '\u{212A}';
+    const LONG_S: char = '\u{17F}';
+    if text.is_ascii() || !text.contains([KELVIN, LONG_S]) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(text.replace(KELVIN, "k").replace(LONG_S, "s"))
+}
+
+/// Whether some `(` in `text` follows, past spaces, a word that `callee` accepts: the
+/// longest run of word characters before it (empty when none). `text` is `folded`.
+pub fn some_call(text: &str, callee: impl Fn(&str) -> bool) -> bool {
+    memchr::memchr_iter(b'(', text.as_bytes()).any(|open| callee(word_before(text, space_before(text, open))))
+}
+
+/// Whether `text` (`folded`) has `word` followed, past spaces, by `(`, whatever comes
+/// before it (`ends_call` of `net(` and of `subnet (`), case-insensitively.
+pub fn ends_call(text: &str, words: &[&str]) -> bool {
+    some_call_before(text, |before| words.iter().any(|w| ends_with_ignore_case(before, w)))
+}
+
+/// Whether some `(` in `text` has, past the spaces before it, text that `before` accepts
+/// (all the text up to there).
+pub fn some_call_before(text: &str, before: impl Fn(&str) -> bool) -> bool {
+    memchr::memchr_iter(b'(', text.as_bytes()).any(|open| before(&text[..space_before(text, open)]))
+}
+
+/// Where the spaces (Unicode's `\s`) that end `text[..at]` start.
+fn space_before(text: &str, at: usize) -> usize {
+    text[..at].trim_end_matches(char::is_whitespace).len()
+}
+
+/// The run of word characters that ends `text[..at]`.
+fn word_before(text: &str, at: usize) -> &str {
+    let before = &text[..at];
+    let start = before.trim_end_matches(is_word_character).len();
+    &before[start..]
+}
+
+/// Unicode's `\w`, as regexes read it.
+pub fn is_word_character(c: char) -> bool {
+    if c.is_ascii() { c.is_ascii_alphanumeric() || c == '_' } else { regex_syntax::is_word_character(c) }
+}
+
+/// Whether `word`, a short text, holds one of `needles` (lowercase ASCII),
+/// case-insensitively.
+pub fn holds_ignore_case(word: &str, needles: &[&str]) -> bool {
+    needles
+        .iter()
+        .any(|needle| word.as_bytes().windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle.as_bytes())))
+}
+
+/// A search for any of `needles` (ASCII), case-insensitively: a few microseconds to
+/// build, where a regex of the same words takes a few hundred.
+pub fn ignoring_case(needles: &[&str]) -> aho_corasick::AhoCorasick {
+    aho_corasick::AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(needles)
+        .expect("a few short needles make a small automaton")
+}
+
+/// Whether `text` ends with `suffix` (lowercase ASCII), case-insensitively.
+pub fn ends_with_ignore_case(text: &str, suffix: &str) -> bool {
+    text.len() >= suffix.len() && text.as_bytes()[text.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+}
+
+/// Whether `text` (`folded`) has one of `words` (lowercase ASCII) right after `prefix`
+/// and before a word boundary (`.loss` in `out.loss,` but not in `out.losses`),
+/// case-insensitively.
+pub fn word_after(text: &str, prefix: u8, words: &[&str]) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(prefix, bytes).any(|at| {
+        let after = at + 1;
+        words.iter().any(|word| {
+            let end = after + word.len();
+            bytes.get(after..end).is_some_and(|found| found.eq_ignore_ascii_case(word.as_bytes()))
+                && text[end..].chars().next().is_none_or(|next| !is_word_character(next))
+        })
+    })
+}
+
+/// Whether `text` has `word` with a word boundary on each side (`\bword\b`); `word` is
+/// made of word characters.
+pub fn has_word(text: &str, word: &str) -> bool {
+    memchr::memmem::find_iter(text.as_bytes(), word.as_bytes()).any(|at| {
+        text[..at].chars().next_back().is_none_or(|c| !is_word_character(c))
+            && text[at + word.len()..].chars().next().is_none_or(|c| !is_word_character(c))
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use regex::Regex;
+
+    /// Texts that tell the scans from their regexes apart if anything does: spaces of
+    /// every kind before `(`, word characters beyond ASCII, the two non-ASCII letters
+    /// that fold to ASCII, matches at the very start and end.
+    pub(crate) const TEXTS: &[&str] = &[
+        "",
+        "(",
+        "model(x)",
+        "y = Model (x)",
+        "y = subModel\t\n(x)",
+        "y = networ\u{212A}(x)",
+        "y = lo\u{17F}s(x)",
+        "y = café(x)",
+        "y = modelé(x)",
+        "y = model\u{a0}(x)",
+        "y = model\u{3000}(x)",
+        "model",
+        "val_loss = criterion_x(y)",
+        "CRITERIA2 (y)",
+        "loss_é (y)",
+        "éloss (y)",
+        "F.cross_entropy (a, b)",
+        "F.Kl_Div(a)",
+        "out.loss",
+        "out.losses",
+        "out.logits,",
+        "out.logitsé",
+        "out.LOSS.item()",
+        "x = 1  # no call here",
+        "Evaluation",
+        "te\u{17F}t",
+        "VALID",
+        "predicts",
+        "inferred",
+        "hold out",
+        "the amp",
+        "camp",
+        "amp_",
+        "amp.é",
+        "éamp",
+        "rnn(x)",
+        "self.lstm_cell (h)",
+        "Recurrent_Block(x)",
+        "gru",
+        "checkpoint_sequential (f)",
+        "checkpoint(f)",
+        "checkpoints(",
+    ];
+
+    fn agree(scan: impl Fn(&str) -> bool, regex: &str) {
+        let regex = Regex::new(regex).expect("valid regex");
+        for text in TEXTS {
+            assert_eq!(scan(&folded(text)), regex.is_match(text), "{regex} on {text:?}");
+        }
+        // Every pair joined, so matches fall anywhere in longer texts too.
+        for a in TEXTS {
+            for b in TEXTS {
+                let text = format!("{a}\n{b}");
+                assert_eq!(scan(&folded(&text)), regex.is_match(&text), "{regex} on {text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_call_whose_word_holds_a_needle_is_found_as_its_regex_finds_it() {
+        agree(
+            |t| some_call(t, |word| holds_ignore_case(word, &["loss", "criterion", "criteria"])),
+            r"(?i)(?:loss|criterion|criteria)\w*\s*\(",
+        );
+        agree(
+            |t| some_call(t, |word| holds_ignore_case(word, &["rnn", "lstm", "gru", "cell", "recurrent"])),
+            r"(?i)(?:rnn|lstm|gru|cell|recurrent)\w*\s*\(",
+        );
+    }
+
+    #[test]
+    fn a_call_ending_in_a_word_is_found_as_its_regex_finds_it() {
+        agree(|t| ends_call(t, &["model", "net", "forward"]), r"(?i)(?:model|net|forward)\s*\(");
+        agree(|t| ends_call(t, &["cross_entropy", "kl_div"]), r"(?i)(?:cross_entropy|kl_div)\s*\(");
+        agree(
+            |t| some_call_before(t, |b| b.ends_with("checkpoint") || b.ends_with("checkpoint_sequential")),
+            r"checkpoint(?:_sequential)?\s*\(",
+        );
+    }
+
+    #[test]
+    fn case_insensitive_words_are_found_as_their_regexes_find_them() {
+        let searcher = ignoring_case(&["eval", "val", "test", "predict", "infer", "holdout"]);
+        agree(|t| searcher.is_match(t), "(?i)eval|val|test|predict|infer|holdout");
+        agree(|t| word_after(t, b'.', &["loss", "logits"]), r"(?i)\.(?:loss|logits)\b");
+        agree(|t| has_word(t, "amp"), r"\bamp\b");
+    }
+}
