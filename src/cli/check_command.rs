@@ -32,7 +32,10 @@ enum Mode {
 
 /// Where the input comes from.
 enum Input<'a> {
-    File(&'a Path),
+    /// A file, with its text when the project index read it already (every Python
+    /// file of a project checked with the rules that ask other files): read once, not
+    /// twice.
+    File(&'a Path, Option<Arc<str>>),
     Stdin(&'a Path),
 }
 
@@ -71,7 +74,7 @@ pub fn run(args: CheckArgs) -> u8 {
         match settings_for(&name, &mut resolver, &overrides) {
             Ok(mut settings) => {
                 if rules::reads_project(&settings) {
-                    settings.project = Some(project_of(std::slice::from_ref(&name), &[], &mut resolver));
+                    settings.project = Some(Project(project_of(std::slice::from_ref(&name), &[], &mut resolver)));
                 }
                 vec![process(Input::Stdin(&name), &settings, mode)]
             }
@@ -92,6 +95,7 @@ pub fn run(args: CheckArgs) -> u8 {
             failed += 1;
         }
         let mut jobs = Vec::new();
+        let mut texts: Option<Arc<ProjectIndex>> = None;
         for file in &discovery.files {
             match settings_for(file, &mut resolver, &overrides) {
                 Ok(settings) => jobs.push((file.clone(), settings)),
@@ -104,12 +108,15 @@ pub fn run(args: CheckArgs) -> u8 {
         // Indexing the project parses every file of it: only worth it when a rule that asks
         // other files (callers, decorators, callees) runs on some file.
         if jobs.iter().any(|(_, settings)| rules::reads_project(settings)) {
-            let project = project_of(&paths, &discovery.files, &mut resolver);
+            let index = project_of(&paths, &discovery.files, &mut resolver);
+            let project = Project(index.clone());
             for (_, settings) in &mut jobs {
                 settings.project = Some(project.clone());
             }
+            texts = Some(index);
         }
-        jobs.par_iter().map(|(file, settings)| process(Input::File(file), settings, mode)).collect()
+        let known = |file: &Path| texts.as_ref().and_then(|index| index.file_text(file));
+        jobs.par_iter().map(|(file, settings)| process(Input::File(file, known(file)), settings, mode)).collect()
     };
 
     let mut linted = Vec::new();
@@ -223,7 +230,7 @@ fn warn_preview_selections(overrides: &Overrides, resolver: &mut ConfigResolver)
 /// The index of the projects `paths` belong to (see `project::roots_for`), so that
 /// facts cross file boundaries. A project file that cannot be indexed is reported unless
 /// it is one of `checked` (whose own error is reported when it is linted).
-fn project_of(paths: &[PathBuf], checked: &[PathBuf], resolver: &mut ConfigResolver) -> Project {
+fn project_of(paths: &[PathBuf], checked: &[PathBuf], resolver: &mut ConfigResolver) -> Arc<ProjectIndex> {
     let roots = project::roots_for(paths);
     let mut files = discover::python_files(&roots, resolver).files;
     files.extend(checked.iter().cloned());
@@ -234,7 +241,7 @@ fn project_of(paths: &[PathBuf], checked: &[PathBuf], resolver: &mut ConfigResol
     for file in skipped.iter().filter(|s| !checked.contains(&s.path)) {
         eprintln!("warning: {}: not indexed: {}", display(&file.path), file.reason);
     }
-    Project(Arc::new(index))
+    Arc::new(index)
 }
 
 fn settings_for(
@@ -246,29 +253,51 @@ fn settings_for(
     Ok(config.settings_for(&absolute, overrides))
 }
 
+/// A file's content: its text, read by the project index already, or bytes read here.
+enum Content {
+    Text(Arc<str>),
+    Bytes(Vec<u8>),
+}
+
 fn process(input: Input, settings: &RuleSettings, mode: Mode) -> Outcome {
-    let (path, read) = match input {
-        Input::File(path) => (path, std::fs::read(path).map_err(|e| format!("cannot read: {e}"))),
+    let (path, read) = match &input {
+        Input::File(path, Some(text)) => (*path, Ok(Content::Text(text.clone()))),
+        Input::File(path, None) => {
+            (*path, std::fs::read(path).map(Content::Bytes).map_err(|e| format!("cannot read: {e}")))
+        }
         Input::Stdin(name) => {
             let mut bytes = Vec::new();
-            let read = std::io::stdin().read_to_end(&mut bytes).map(|_| bytes);
-            (name, read.map_err(|e| format!("cannot read standard input: {e}")))
+            let read = std::io::stdin().read_to_end(&mut bytes).map(|_| Content::Bytes(bytes));
+            (*name, read.map_err(|e| format!("cannot read standard input: {e}")))
         }
     };
     let shown = display(path);
-    let bytes = match read {
-        Ok(bytes) => bytes,
-        Err(reason) => return Outcome::Failed { path: shown, reason },
-    };
-    if bytes.contains(&0) {
-        return Outcome::Failed { path: shown, reason: "binary file (contains NUL bytes), not linted".to_string() };
-    }
-    let text = match String::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(e) => {
-            let at = e.utf8_error().valid_up_to();
-            return Outcome::Failed { path: shown, reason: format!("not valid UTF-8 (at byte {at}), not linted") };
+    let (known, read_now);
+    let text: &str = match read {
+        Ok(Content::Text(text)) => {
+            known = text;
+            &known
         }
+        Ok(Content::Bytes(bytes)) => {
+            if bytes.contains(&0) {
+                return Outcome::Failed {
+                    path: shown,
+                    reason: "binary file (contains NUL bytes), not linted".to_string(),
+                };
+            }
+            match String::from_utf8(bytes) {
+                Ok(text) => {
+                    read_now = text;
+                    &read_now
+                }
+                Err(e) => {
+                    let at = e.utf8_error().valid_up_to();
+                    let reason = format!("not valid UTF-8 (at byte {at}), not linted");
+                    return Outcome::Failed { path: shown, reason };
+                }
+            }
+        }
+        Err(reason) => return Outcome::Failed { path: shown, reason },
     };
     // A byte-order mark is not part of the code: columns count from after it, and a
     // fixed file gets it back.
@@ -334,7 +363,7 @@ fn process(input: Input, settings: &RuleSettings, mode: Mode) -> Outcome {
         (Mode::Diff(_), _) if changed => diff = Some(unified_diff(&shown, original, &fixed_file)),
         // Standard input: the (possibly unchanged) text is the output.
         (Mode::Fix(_), Input::Stdin(_)) => fixed_text = Some(format!("{bom}{fixed_file}")),
-        (Mode::Fix(_), Input::File(path)) if changed => {
+        (Mode::Fix(_), Input::File(path, _)) if changed => {
             if let Err(e) = write_atomically(path, format!("{bom}{fixed_file}").as_bytes()) {
                 let reason = format!("cannot write the fixes: {e}; the file is unchanged");
                 return Outcome::Failed { path: shown, reason };

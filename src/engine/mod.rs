@@ -104,8 +104,19 @@ thread_local! {
 /// (`syntax::unclosed_brackets`) is read as a space: its syntax error stays on its line,
 /// and is reported from the text.
 pub fn parse(source: &str) -> Option<Tree> {
-    let source = syntax::blanked(source, &syntax::unclosed_brackets(source));
-    let source = source.as_ref();
+    parse_finding_unclosed_brackets(source).map(|(tree, _)| tree)
+}
+
+/// `parse`, and where the brackets it read as spaces are (`syntax::unclosed_brackets`):
+/// the lint reports them, and the scan that finds them is a pass over the whole text.
+pub fn parse_finding_unclosed_brackets(source: &str) -> Option<(Tree, Vec<usize>)> {
+    let unclosed = syntax::unclosed_brackets(source);
+    let source = syntax::blanked(source, &unclosed);
+    parse_blanked(source.as_ref()).map(|tree| (tree, unclosed))
+}
+
+/// `parse` of a text whose unclosed brackets are blanked already.
+fn parse_blanked(source: &str) -> Option<Tree> {
     let tree = reparse(source, None)?;
     if !tree.root_node().has_error() {
         return Some(tree);
@@ -264,18 +275,18 @@ impl Engine {
             return FileReport::default();
         }
         let parsed;
-        let tree = match tree {
-            Some(tree) => tree,
-            None => match parse(source) {
-                Some(tree) => {
+        let (tree, unclosed) = match tree {
+            Some(tree) => (tree, syntax::unclosed_brackets(source)),
+            None => match parse_finding_unclosed_brackets(source) {
+                Some((tree, unclosed)) => {
                     parsed = tree;
-                    &parsed
+                    (&parsed, unclosed)
                 }
                 None => return FileReport::default(),
             },
         };
         let root = tree.root_node();
-        let mut syntax_errors = syntax::unclosed_bracket_errors(source);
+        let mut syntax_errors = syntax::unclosed_bracket_errors(source, &unclosed);
         syntax_errors.extend(syntax::errors(root, source));
         syntax_errors.extend(syntax::too_deep(root));
         let file = FileAtHand { source, root, path, settings, active: &active };

@@ -86,10 +86,11 @@ pub fn blanked<'s>(source: &'s str, offsets: &[usize]) -> std::borrow::Cow<'s, s
     String::from_utf8(bytes).map_or(std::borrow::Cow::Borrowed(source), std::borrow::Cow::Owned)
 }
 
-/// The syntax errors `unclosed_brackets` finds in `source`.
-pub fn unclosed_bracket_errors(source: &str) -> Vec<SyntaxError> {
-    unclosed_brackets(source)
-        .into_iter()
+/// The syntax errors of the brackets `unclosed_brackets` found in `source`.
+pub fn unclosed_bracket_errors(source: &str, unclosed: &[usize]) -> Vec<SyntaxError> {
+    unclosed
+        .iter()
+        .copied()
         .take(MAX_REPORTED)
         .map(|offset| SyntaxError {
             offset,
@@ -301,7 +302,7 @@ mod tests {
         let at = unclosed_brackets(source);
         let blanked = blanked(source, &at);
         assert_eq!(blanked, "é = f \ndef g(): pass\n");
-        let errors = unclosed_bracket_errors(source);
+        let errors = unclosed_bracket_errors(source, &at);
         assert_eq!(errors, [SyntaxError { offset: at[0], message: "cannot parse: `(` was never closed".to_string() }]);
     }
 }

@@ -17,40 +17,53 @@ use std::borrow::Cow;
 pub fn folded(text: &str) -> Cow<'_, str> {
     const KELVIN: char = '\u{212A}';
     const LONG_S: char = '\u{17F}';
-    if text.is_ascii() || !text.contains([KELVIN, LONG_S]) {
+    // Searched for as bytes: a search by `char` decodes the whole text.
+    let holds = |c: char| memchr::memmem::find(text.as_bytes(), c.encode_utf8(&mut [0; 4]).as_bytes()).is_some();
+    if text.is_ascii() || !(holds(KELVIN) || holds(LONG_S)) {
         return Cow::Borrowed(text);
     }
     Cow::Owned(text.replace(KELVIN, "k").replace(LONG_S, "s"))
 }
 
-/// Whether some `(` in `text` follows, past spaces, a word that `callee` accepts: the
-/// longest run of word characters before it (empty when none). `text` is `folded`.
-pub fn some_call(text: &str, callee: impl Fn(&str) -> bool) -> bool {
-    memchr::memchr_iter(b'(', text.as_bytes()).any(|open| callee(word_before(text, space_before(text, open))))
-}
-
-/// Whether `text` (`folded`) has `word` followed, past spaces, by `(`, whatever comes
-/// before it (`ends_call` of `net(` and of `subnet (`), case-insensitively.
-pub fn ends_call(text: &str, words: &[&str]) -> bool {
-    some_call_before(text, |before| words.iter().any(|w| ends_with_ignore_case(before, w)))
-}
-
 /// Whether some `(` in `text` has, past the spaces before it, text that `before` accepts
-/// (all the text up to there).
-pub fn some_call_before(text: &str, before: impl Fn(&str) -> bool) -> bool {
+/// (all the text up to there; `last_word` of it is the callee's name, if any).
+pub fn some_call(text: &str, before: impl Fn(&str) -> bool) -> bool {
     memchr::memchr_iter(b'(', text.as_bytes()).any(|open| before(&text[..space_before(text, open)]))
+}
+
+/// Whether `text` (`folded`) has one of `words` followed, past spaces, by `(`, whatever
+/// comes before it (`net(` and `subnet (` for `net`), case-insensitively.
+pub fn ends_call(text: &str, words: &[&str]) -> bool {
+    some_call(text, |before| ends_with_any_ignore_case(before, words))
 }
 
 /// Where the spaces (Unicode's `\s`) that end `text[..at]` start.
 fn space_before(text: &str, at: usize) -> usize {
-    text[..at].trim_end_matches(char::is_whitespace).len()
+    let bytes = text.as_bytes();
+    let mut start = at;
+    while start > 0 && bytes[start - 1].is_ascii_whitespace() {
+        start -= 1;
+    }
+    // `\s` also takes the vertical tab and Unicode's spaces.
+    if start > 0 && (!bytes[start - 1].is_ascii() || bytes[start - 1] == 0x0b) {
+        start = text[..start].trim_end_matches(char::is_whitespace).len();
+    }
+    start
 }
 
-/// The run of word characters that ends `text[..at]`.
-fn word_before(text: &str, at: usize) -> &str {
-    let before = &text[..at];
-    let start = before.trim_end_matches(is_word_character).len();
-    &before[start..]
+/// The run of word characters (`\w`) that ends `text`: the name a call's `(` follows.
+pub fn last_word(text: &str) -> &str {
+    let bytes = text.as_bytes();
+    let at = text.len();
+    let mut start = at;
+    // Byte by byte while ASCII (most code); by character past anything else.
+    while start > 0 && (bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_') {
+        start -= 1;
+    }
+    if start > 0 && !bytes[start - 1].is_ascii() {
+        start = text[..start].trim_end_matches(is_word_character).len();
+    }
+    &text[start..at]
 }
 
 /// Unicode's `\w`, as regexes read it.
@@ -75,9 +88,12 @@ pub fn ignoring_case(needles: &[&str]) -> aho_corasick::AhoCorasick {
         .expect("a few short needles make a small automaton")
 }
 
-/// Whether `text` ends with `suffix` (lowercase ASCII), case-insensitively.
-pub fn ends_with_ignore_case(text: &str, suffix: &str) -> bool {
-    text.len() >= suffix.len() && text.as_bytes()[text.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+/// Whether `text` ends with one of `suffixes` (lowercase ASCII), case-insensitively.
+pub fn ends_with_any_ignore_case(text: &str, suffixes: &[&str]) -> bool {
+    suffixes.iter().any(|suffix| {
+        text.len() >= suffix.len()
+            && text.as_bytes()[text.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+    })
 }
 
 /// Whether `text` (`folded`) has one of `words` (lowercase ASCII) right after `prefix`
@@ -124,6 +140,8 @@ pub(crate) mod tests {
         "y = modelé(x)",
         "y = model\u{a0}(x)",
         "y = model\u{3000}(x)",
+        "y = model\u{b}(x)",
+        "y = Net\u{c}\u{a0} (x)",
         "model",
         "val_loss = criterion_x(y)",
         "CRITERIA2 (y)",
@@ -174,11 +192,15 @@ pub(crate) mod tests {
     #[test]
     fn a_call_whose_word_holds_a_needle_is_found_as_its_regex_finds_it() {
         agree(
-            |t| some_call(t, |word| holds_ignore_case(word, &["loss", "criterion", "criteria"])),
+            |t| some_call(t, |before| holds_ignore_case(last_word(before), &["loss", "criterion", "criteria"])),
             r"(?i)(?:loss|criterion|criteria)\w*\s*\(",
         );
         agree(
-            |t| some_call(t, |word| holds_ignore_case(word, &["rnn", "lstm", "gru", "cell", "recurrent"])),
+            |t| {
+                some_call(t, |before| {
+                    holds_ignore_case(last_word(before), &["rnn", "lstm", "gru", "cell", "recurrent"])
+                })
+            },
             r"(?i)(?:rnn|lstm|gru|cell|recurrent)\w*\s*\(",
         );
     }
@@ -188,7 +210,7 @@ pub(crate) mod tests {
         agree(|t| ends_call(t, &["model", "net", "forward"]), r"(?i)(?:model|net|forward)\s*\(");
         agree(|t| ends_call(t, &["cross_entropy", "kl_div"]), r"(?i)(?:cross_entropy|kl_div)\s*\(");
         agree(
-            |t| some_call_before(t, |b| b.ends_with("checkpoint") || b.ends_with("checkpoint_sequential")),
+            |t| some_call(t, |b| b.ends_with("checkpoint") || b.ends_with("checkpoint_sequential")),
             r"checkpoint(?:_sequential)?\s*\(",
         );
     }

@@ -94,6 +94,8 @@ struct Indexed {
     /// `text` is the code the engine reads (an editor's buffer: a notebook's code cells
     /// joined), not the file's text.
     text_is_code: bool,
+    /// `text` is the file's text as read from the disk (a file indexed lazily).
+    text_from_disk: bool,
     /// The syntax tree of `text`, for an editor's buffer: its next version is summarised
     /// from this one's summary, walking only what changed (`resummary`).
     tree: Option<tree_sitter::Tree>,
@@ -110,6 +112,7 @@ impl Indexed {
             summary: OnceLock::from(summary),
             text,
             text_is_code: false,
+            text_from_disk: false,
             tree: None,
             returns: OnceLock::new(),
         }
@@ -123,6 +126,7 @@ impl Indexed {
             summary: OnceLock::new(),
             text: Some(text),
             text_is_code: false,
+            text_from_disk: true,
             tree: None,
             returns: OnceLock::new(),
         }
@@ -223,6 +227,13 @@ impl ProjectIndex {
         }
         index.forget_imports();
         (index, skipped)
+    }
+
+    /// The text of the file at `path` as read from the disk, when the index holds it
+    /// (a file indexed lazily).
+    pub fn file_text(&self, path: &Path) -> Option<Arc<str>> {
+        let indexed = self.files.get(&normalize(path))?;
+        indexed.text.clone().filter(|_| indexed.text_from_disk)
     }
 
     /// Put `indexed` in as the file at `path`, under the path's number: a new one for a

@@ -29,7 +29,7 @@ pub static RULE: Rule = Rule {
 /// must import or spell out `torch.utils.checkpoint`).
 fn could_call_checkpoint(source: &str) -> bool {
     source.contains("torch")
-        && crate::engine::text_test::some_call_before(source, |before| {
+        && crate::engine::text_test::some_call(source, |before| {
             before.ends_with("checkpoint") || before.ends_with("checkpoint_sequential")
         })
 }

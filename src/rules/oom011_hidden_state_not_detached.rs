@@ -41,7 +41,7 @@ const RECURRENT_WORDS: [&str; 5] = ["rnn", "lstm", "gru", "cell", "recurrent"];
 /// `RECURRENT_WORDS`, case aside, before `(`.
 fn mentions_recurrent_call(source: &str) -> bool {
     let folded = text_test::folded(source);
-    text_test::some_call(&folded, |word| text_test::holds_ignore_case(word, &RECURRENT_WORDS))
+    text_test::some_call(&folded, |before| text_test::holds_ignore_case(text_test::last_word(before), &RECURRENT_WORDS))
 }
 
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {

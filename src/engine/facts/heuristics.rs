@@ -81,13 +81,14 @@ pub fn is_forward_method_name(name: &str) -> bool {
 /// `ResNet(`, case aside, as the end of any word): a file without one has no forward
 /// pass.
 pub fn mentions_forward_call(source: &str) -> bool {
-    forward_call_in(&text_test::folded(source))
+    text_test::some_call(&text_test::folded(source), names_a_network)
 }
 
-fn forward_call_in(folded: &str) -> bool {
-    text_test::some_call_before(folded, |before| {
-        MODEL_NAMES.iter().chain(&["forward"]).any(|name| text_test::ends_with_ignore_case(before, name))
-    })
+/// Whether `before`, the text before a call's `(`, ends with a name `is_model_name` may
+/// accept (or `forward`), case aside.
+fn names_a_network(before: &str) -> bool {
+    text_test::ends_with_any_ignore_case(before, MODEL_NAMES)
+        || text_test::ends_with_any_ignore_case(before, &["forward"])
 }
 
 /// Whether the text has anything that can hold a graph: a forward pass, a loss call
@@ -95,10 +96,12 @@ fn forward_call_in(folded: &str) -> bool {
 /// `.loss` / `.logits`, case aside.
 pub fn mentions_graph_source(source: &str) -> bool {
     let folded = text_test::folded(source);
-    text_test::some_call(&folded, |word| text_test::holds_ignore_case(word, &["loss", "criterion", "criteria"]))
-        || text_test::ends_call(&folded, &["cross_entropy", "kl_div"])
-        || text_test::word_after(&folded, b'.', &["loss", "logits"])
-        || forward_call_in(&folded)
+    // One pass over the calls for the three kinds of callee.
+    text_test::some_call(&folded, |before| {
+        text_test::holds_ignore_case(text_test::last_word(before), &["loss", "criterion", "criteria"])
+            || text_test::ends_with_any_ignore_case(before, &["cross_entropy", "kl_div"])
+            || names_a_network(before)
+    }) || text_test::word_after(&folded, b'.', &["loss", "logits"])
 }
 
 /// Whether any word of the text could mark evaluation code (see `EVAL_WORDS`), case
