@@ -41,6 +41,10 @@ const TRAINING_CALLS: &[&str] = &["backward", "manual_backward", "step", "zero_g
 
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let Some(call) = found.get("forward") else { return };
+    // Most calls lie outside every place evaluation code can be: said once per file.
+    if !may_be_evaluation(checker, call) {
+        return;
+    }
     // `model(x)` is named like a network and called with arguments: two patterns find it,
     // and what the check decides depends on the call alone.
     if !first_check_of(checker, call) {
@@ -408,6 +412,68 @@ fn evaluation_reason<'t>(checker: &Checker<'_, 't>, call: Node<'t>, place: &Plac
     after_eval_call(checker, call, place.body).map(|receiver| format!("after `{receiver}.eval()`"))
 }
 
+/// Whether `call` lies where `evaluation_reason` could find a reason: in a function
+/// named for evaluation, in a `for` loop over evaluation data, or after a mode call that
+/// puts a network in eval mode, in that call's function (or module). Each reason's places
+/// are found once per file from the identifiers that spell them, not climbed to from each
+/// of the thousands of calls the patterns find; without the file's identifiers (a
+/// partial relint), every call may be.
+fn may_be_evaluation(checker: &Checker, call: Node) -> bool {
+    #[cfg(test)]
+    if tests::EVERY_CALL_MAY_BE_EVALUATION.get() {
+        return true;
+    }
+    let regions = checker.facts.memo("OOM002 where evaluation may be", None, || evaluation_regions(checker));
+    regions.as_ref().as_ref().is_none_or(|regions| {
+        let at = call.start_byte();
+        let after = regions.partition_point(|region| region.start <= at);
+        after > 0 && at < regions[after - 1].end
+    })
+}
+
+/// The byte ranges of `may_be_evaluation`, sorted and disjoint, or `None` when the
+/// file's identifiers are not known.
+fn evaluation_regions(checker: &Checker) -> Option<Vec<std::ops::Range<usize>>> {
+    let facts = checker.facts;
+    let index = facts.index();
+    let pytest = heuristics::is_pytest_file(facts.path);
+    let mut regions = Vec::new();
+    let source = checker.source();
+    for name in index.identifiers_spelled(heuristics::may_name_evaluation)? {
+        let spelled = tree::text(name, source);
+        // A function named for evaluation (what `what_the_name_says` may call evaluation).
+        if heuristics::is_eval_function_name(spelled, pytest)
+            && let Some(function) = tree::parent(name).filter(|f| f.kind() == "function_definition")
+            && function.child_by_field_id(field::NAME).is_some_and(|n| n.id() == name.id())
+        {
+            regions.push(function.byte_range());
+        }
+        // A loop over evaluation data (what `evaluation_data` looks for in an iterable).
+        if heuristics::is_eval_data_name(spelled) {
+            for loop_ in tree::ancestors(name).filter(|a| a.kind() == "for_statement") {
+                if loop_.child_by_field_id(field::RIGHT).is_some_and(|r| r.byte_range().contains(&name.start_byte())) {
+                    regions.push(loop_.byte_range());
+                }
+            }
+        }
+    }
+    // After a mode call into eval mode, to the end of its body (`first_evaluating_mode_call`).
+    for mode_call in facts.calls_named(&["eval", "train"], facts.root) {
+        if tree::method_receiver(mode_call).is_some() && evaluates(mode_call, source) {
+            regions.push(mode_call.start_byte()..tree::enclosing_body(mode_call).end_byte());
+        }
+    }
+    regions.sort_by_key(|region| region.start);
+    let mut merged: Vec<std::ops::Range<usize>> = Vec::with_capacity(regions.len());
+    for region in regions {
+        match merged.last_mut() {
+            Some(last) if region.start <= last.end => last.end = last.end.max(region.end),
+            _ => merged.push(region),
+        }
+    }
+    Some(merged)
+}
+
 /// What the name of a function says of the calls in it.
 enum NameSays {
     /// A hook that runs under `no_grad` already, a training step, a test case.
@@ -567,4 +633,47 @@ fn trains<'t>(checker: &Checker<'_, 't>, region: Node<'t>) -> bool {
         });
         tree::contains(region, c) && !(environment && tree::callee_name(c, source) == Some("step"))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::{Engine, RuleSettings};
+    use std::cell::Cell;
+    use std::path::Path;
+
+    thread_local! {
+        /// Makes `may_be_evaluation` let every call through, as the check did before it.
+        pub(super) static EVERY_CALL_MAY_BE_EVALUATION: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// The places `may_be_evaluation` keeps take in every call the whole check reports:
+    /// over every fixture and test case, and a script with a reason of each kind, linted
+    /// as a training script and as a pytest file, the findings with it are those without
+    /// it. Leaving out any one kind of place fails this test.
+    #[test]
+    fn the_places_evaluation_may_be_hold_every_call_the_check_reports() {
+        let mut sources = crate::engine::fixture_and_test_sources();
+        sources.push(
+            "def log_validation(unet):\n    return unet(x)\n\nfor batch in val_loader:\n    y = model(batch)\n\n\
+             def run(net):\n    net.train(False)\n    def inner():\n        pass\n    net(x)\n\nmodel.eval()\nout = model(x)\n"
+                .to_string(),
+        );
+        let engine = Engine::get();
+        let settings = RuleSettings::default();
+        let mut reported = 0;
+        for source in &sources {
+            for path in ["train.py", "test_eval.py"] {
+                let lint = |every: bool| {
+                    EVERY_CALL_MAY_BE_EVALUATION.set(every);
+                    let report = engine.lint(source, Path::new(path), &settings);
+                    EVERY_CALL_MAY_BE_EVALUATION.set(false);
+                    report.diagnostics.into_iter().filter(|d| d.code == "OOM002").map(|d| (d.range, d.message)).collect::<Vec<_>>()
+                };
+                let (kept, every) = (lint(false), lint(true));
+                assert_eq!(kept, every, "{path}: {source}");
+                reported += kept.len();
+            }
+        }
+        assert!(reported > 20, "the sources hold OOM002 findings ({reported})");
+    }
 }

@@ -201,12 +201,19 @@ pub fn is_eval_function_name(name: &str, in_pytest_file: bool) -> bool {
     words.iter().any(|w| EVAL_WORDS.contains(&w.as_str()))
 }
 
+/// Whether `name` may be one that `is_eval_function_name` or `is_eval_data_name`
+/// accepts: every word they look for holds one of these, case aside (a test checks it),
+/// and this costs far less than splitting a name into words.
+pub fn may_name_evaluation(name: &str) -> bool {
+    text_test::holds_ignore_case(name, &["val", "test", "predict", "infer", "holdout"])
+}
+
 /// `val_loader`, `test_dl`, `eval_dataset`: an evaluation data source by its name.
 pub fn is_eval_data_name(name: &str) -> bool {
-    words(name).iter().any(|w| {
-        matches!(w.as_str(), "val" | "valid" | "validation" | "test" | "testing" | "eval" | "evaluation" | "holdout")
-    })
+    words(name).iter().any(|w| EVAL_DATA_WORDS.contains(&w.as_str()))
 }
+
+const EVAL_DATA_WORDS: &[&str] = &["val", "valid", "validation", "test", "testing", "eval", "evaluation", "holdout"];
 
 /// Lightning's evaluation hooks run under `torch.no_grad()` already.
 pub fn is_framework_no_grad_hook(name: &str) -> bool {
@@ -247,6 +254,17 @@ mod tests {
             );
             assert_eq!(mentions_evaluation(text), evaluation.is_match(text), "evaluation in {text:?}");
         }
+    }
+
+    /// `may_name_evaluation` passes every word the two tests it stands before look for
+    /// (`test_epoch` is accepted for its word `test`), and so every name they accept.
+    #[test]
+    fn every_evaluation_word_may_name_evaluation() {
+        for word in EVAL_WORDS.iter().chain(EVAL_DATA_WORDS) {
+            assert!(may_name_evaluation(word), "{word}");
+            assert!(may_name_evaluation(&word.to_uppercase()), "{word}");
+        }
+        assert!(may_name_evaluation("run_Validation") && !may_name_evaluation("train_step"));
     }
 
     #[test]

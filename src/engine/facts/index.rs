@@ -212,6 +212,13 @@ impl<'t> FileIndex<'t> {
         Some(self.named.get_or_init(|| by_spelling(walked, self.source)))
     }
 
+    /// Every identifier whose spelling `wanted` accepts, in no particular order, when the
+    /// walk gathered the file's identifiers (else `None`): each spelling is asked once.
+    pub fn identifiers_spelled(&self, wanted: impl Fn(&str) -> bool) -> Option<Vec<Node<'t>>> {
+        let named = self.named()?;
+        Some(named.iter().filter(|(name, _)| wanted(name)).flat_map(|(_, found)| found.iter().copied()).collect())
+    }
+
     /// Where the first of `texts` starts inside `range` (anywhere: code, strings,
     /// comments), if one does.
     pub fn first_text_in(&self, texts: &[&'static str], range: Range<usize>) -> Option<usize> {
