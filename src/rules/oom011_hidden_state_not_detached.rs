@@ -40,8 +40,9 @@ const RECURRENT_WORDS: [&str; 5] = ["rnn", "lstm", "gru", "cell", "recurrent"];
 /// Whether the text calls anything named like a recurrent network: a word holding one of
 /// `RECURRENT_WORDS`, case aside, before `(`.
 fn mentions_recurrent_call(source: &str) -> bool {
-    let folded = text_test::folded(source);
-    text_test::some_call(&folded, |before| text_test::holds_ignore_case(text_test::last_word(before), &RECURRENT_WORDS))
+    text_test::case_aside(source, |text| {
+        text_test::some_call(text, |before| text_test::holds_ignore_case(text_test::last_word(before), &RECURRENT_WORDS))
+    })
 }
 
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {

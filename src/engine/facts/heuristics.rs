@@ -81,7 +81,7 @@ pub fn is_forward_method_name(name: &str) -> bool {
 /// `ResNet(`, case aside, as the end of any word): a file without one has no forward
 /// pass.
 pub fn mentions_forward_call(source: &str) -> bool {
-    text_test::some_call(&text_test::folded(source), names_a_network)
+    text_test::case_aside(source, |text| text_test::some_call(text, names_a_network))
 }
 
 /// Whether `before`, the text before a call's `(`, ends with a name `is_model_name` may
@@ -95,20 +95,22 @@ fn names_a_network(before: &str) -> bool {
 /// (`criterion(`, `loss_fn(`, `F.cross_entropy(`, `nn.MSELoss()`), or a model output's
 /// `.loss` / `.logits`, case aside.
 pub fn mentions_graph_source(source: &str) -> bool {
-    let folded = text_test::folded(source);
-    // One pass over the calls for the three kinds of callee.
-    text_test::some_call(&folded, |before| {
-        text_test::holds_ignore_case(text_test::last_word(before), &["loss", "criterion", "criteria"])
-            || text_test::ends_with_any_ignore_case(before, &["cross_entropy", "kl_div"])
-            || names_a_network(before)
-    }) || text_test::word_after(&folded, b'.', &["loss", "logits"])
+    text_test::case_aside(source, |text| {
+        // One pass over the calls for the three kinds of callee.
+        text_test::some_call(text, |before| {
+            text_test::holds_ignore_case(text_test::last_word(before), &["loss", "criterion", "criteria"])
+                || text_test::ends_with_any_ignore_case(before, &["cross_entropy", "kl_div"])
+                || names_a_network(before)
+        }) || text_test::word_after(text, b'.', &["loss", "logits"])
+    })
 }
 
 /// Whether any word of the text could mark evaluation code (see `EVAL_WORDS`), case
 /// aside, inside other words too.
 pub fn mentions_evaluation(source: &str) -> bool {
     static SEARCH: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
-    SEARCH.get_or_init(|| text_test::ignoring_case(EVAL_WORDS)).is_match(&*text_test::folded(source))
+    let search = SEARCH.get_or_init(|| text_test::ignoring_case(EVAL_WORDS));
+    text_test::case_aside(source, |text| search.is_match(text))
 }
 
 /// Words of a loop's iterable that make its iterations steps over data (`train_loader`,
