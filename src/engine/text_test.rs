@@ -10,7 +10,6 @@
 //! regexes did: over diffusers' `examples/`, 1.5 ms against 2.1 for a call named like a
 //! network, 2.0 against 4.8 for a graph's source.
 
-
 /// Whether `test`, a scan that compares ASCII letters case aside, holds of `text` as a
 /// case-insensitive Unicode regex would: Unicode's simple case folding also maps two
 /// characters to ASCII letters, the Kelvin sign to `k` and the long s to `s`. The text is
