@@ -459,7 +459,7 @@ fn evaluation_regions(checker: &Checker) -> Option<Vec<std::ops::Range<usize>>> 
     }
     // After a mode call into eval mode, to the end of its body (`first_evaluating_mode_call`).
     for mode_call in facts.calls_named(&["eval", "train"], facts.root) {
-        if tree::method_receiver(mode_call).is_some() && evaluates(mode_call, source) {
+        if evaluates_its_receiver(mode_call, source) {
             regions.push(mode_call.start_byte()..tree::enclosing_body(mode_call).end_byte());
         }
     }
@@ -608,9 +608,15 @@ fn first_evaluating_mode_call<'t>(checker: &Checker<'_, 't>, body: Node<'t>) -> 
     *checker.facts.memo("OOM002 first evaluating mode call", Some(body), || {
         mode_calls(checker, body)
             .iter()
-            .find(|&&mode_call| tree::method_receiver(mode_call).is_some() && evaluates(mode_call, source))
+            .find(|&&mode_call| evaluates_its_receiver(mode_call, source))
             .map(|mode_call| mode_call.start_byte())
     })
+}
+
+/// A mode call on a receiver (`net.eval()`, not a bare `eval()`) that puts it in eval
+/// mode: what starts the places after an eval-mode call.
+fn evaluates_its_receiver(mode_call: Node, source: &str) -> bool {
+    tree::method_receiver(mode_call).is_some() && evaluates(mode_call, source)
 }
 
 /// Whether a mode call puts its receiver in eval mode: `.eval()`, `.train(False)`.
