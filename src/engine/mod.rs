@@ -18,13 +18,14 @@ use crate::rules::{Check, RULES, Rule};
 use crate::suppress::{CodeStatus, Suppressions};
 use checker::{Checker, Match};
 use facts::Facts;
+use facts::index::WalkedIdentifiers;
 use foldhash::HashSetExt;
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use tree_sitter::{Language, Parser, Tree};
 
 pub fn language() -> Language {
@@ -306,7 +307,8 @@ impl Engine {
     ) -> Vec<Diagnostic> {
         let _parents = tree::index_parents(file.root);
         let (found, walked) = self.walk(file, ranges, false);
-        self.check(file, ranges, found, walked.every_identifier(), file_wide)
+        let identifiers = walked.every_identifier().map(|found| Arc::new(WalkedIdentifiers::new(found)));
+        self.check(file, ranges, found, identifiers, file_wide)
     }
 
     /// A whole lint split in `parts` (`parts::of`), on the cores: first each part's walk,
@@ -339,7 +341,9 @@ impl Engine {
         // are the tree's, in document order once sorted (runs already in order).
         identifiers.sort_by_key(|n| n.start_byte());
         identifiers.dedup_by_key(|n| n.id());
-        let identifiers = whole.then_some(identifiers);
+        // Looked up by spelling in every part: the table is built once, by the first part
+        // to ask.
+        let identifiers = whole.then(|| Arc::new(WalkedIdentifiers::new(identifiers)));
         // The parts share the whole-file answers, as partial relints do.
         let own = facts::FileWideFacts::default();
         let file_wide = file_wide.unwrap_or(&own);
@@ -387,11 +391,11 @@ impl Engine {
     /// severity overrides. `identifiers`: every identifier of the tree, when known.
     fn check<'t>(
         &self,
-        file: &FileAtHand<'_, 't>,
+        file: &FileAtHand<'t, 't>,
         ranges: Option<&[std::ops::Range<usize>]>,
         found: Vec<Found<'t>>,
-        identifiers: Option<Vec<tree_sitter::Node<'t>>>,
-        file_wide: Option<&facts::FileWideFacts>,
+        identifiers: Option<Arc<WalkedIdentifiers<'t>>>,
+        file_wide: Option<&'t facts::FileWideFacts>,
     ) -> Vec<Diagnostic> {
         let FileAtHand { source, root, path, settings, active } = *file;
         let mut diagnostics = Vec::new();

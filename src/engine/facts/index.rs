@@ -77,6 +77,25 @@ fn identifiers_at<'t>(statements: &[Node<'t>], positions: &[usize], len: usize) 
 /// identifier of the file is hashed into it, and names are short.
 type Spellings<'t> = HashMap<&'t str, Vec<Node<'t>>>;
 
+/// Every identifier of a tree, in document order, gathered by a walk of all of it (the
+/// rules' matcher's), and the same by spelling, built on first use. A lint split in parts
+/// shares one: each part's facts look names up all over the file, and the table is built
+/// once for all of them, not once per part.
+pub struct WalkedIdentifiers<'t> {
+    identifiers: Vec<Node<'t>>,
+    by_spelling: std::sync::OnceLock<Spellings<'t>>,
+}
+
+impl<'t> WalkedIdentifiers<'t> {
+    pub fn new(identifiers: Vec<Node<'t>>) -> WalkedIdentifiers<'t> {
+        WalkedIdentifiers { identifiers, by_spelling: std::sync::OnceLock::new() }
+    }
+
+    fn by_spelling(&self, source: &'t str) -> &Spellings<'t> {
+        self.by_spelling.get_or_init(|| by_spelling(&self.identifiers, source))
+    }
+}
+
 /// One name's identifiers in each top-level statement asked about, by the statement's
 /// index among the root's children.
 type ByStatement<'t> = HashMap<usize, Rc<[Node<'t>]>>;
@@ -146,12 +165,10 @@ pub struct FileIndex<'t> {
     /// a few dozen names, and a table of every word of a long file cost more than
     /// searching for those.
     words: RefCell<HashMap<String, Rc<[usize]>>>,
-    /// Every identifier of the tree, in document order, when the rules' matcher walked
-    /// all of it (see `with_identifiers`): a name's occurrences are then read from
-    /// `named` instead of found through `words` and a descent to each.
-    walked: Option<Vec<Node<'t>>>,
-    /// `walked`, by spelling, built on first use.
-    named: std::cell::OnceCell<Spellings<'t>>,
+    /// Every identifier of the tree, when the rules' matcher walked all of it (see
+    /// `with_identifiers`): a name's occurrences are then read from them by spelling
+    /// instead of found through `words` and a descent to each.
+    walked: Option<std::sync::Arc<WalkedIdentifiers<'t>>>,
     occurrences: RefCell<HashMap<String, Rc<[Node<'t>]>>>,
     /// A name's identifiers in one top-level statement, found on first use: a relint
     /// asks about names of the few statements it relints (`eval`, `step`, `backward` in
@@ -187,7 +204,6 @@ impl<'t> FileIndex<'t> {
             source,
             words: RefCell::default(),
             walked: None,
-            named: std::cell::OnceCell::new(),
             occurrences: RefCell::default(),
             by_statement: RefCell::default(),
             bindings: RefCell::default(),
@@ -199,17 +215,16 @@ impl<'t> FileIndex<'t> {
         }
     }
 
-    /// Look names up among `identifiers`, every identifier of the tree in document order
-    /// (a walk of the whole tree gathered them).
-    pub fn with_identifiers(mut self, identifiers: Vec<Node<'t>>) -> FileIndex<'t> {
+    /// Look names up among `identifiers`, every identifier of the tree (a walk of the
+    /// whole tree gathered them).
+    pub fn with_identifiers(mut self, identifiers: std::sync::Arc<WalkedIdentifiers<'t>>) -> FileIndex<'t> {
         self.walked = Some(identifiers);
         self
     }
 
     /// The walked identifiers by spelling, when the index was given them.
     fn named(&self) -> Option<&Spellings<'t>> {
-        let walked = self.walked.as_ref()?;
-        Some(self.named.get_or_init(|| by_spelling(walked, self.source)))
+        Some(self.walked.as_ref()?.by_spelling(self.source))
     }
 
     /// Every identifier whose spelling `wanted` accepts, in no particular order, when the
@@ -808,7 +823,8 @@ model = Net()
         let identifiers = walked(root, None, u32::MAX).expect("the walk went into every node");
         assert!(identifiers.iter().all(|n| n.kind() == "identifier"));
         let from_words = FileIndex::new(root, SOURCE);
-        let from_walk = FileIndex::new(root, SOURCE).with_identifiers(identifiers.clone());
+        let from_walk = FileIndex::new(root, SOURCE)
+            .with_identifiers(std::sync::Arc::new(WalkedIdentifiers::new(identifiers.clone())));
         let ids = |nodes: &[Node]| nodes.iter().map(|n| n.id()).collect::<Vec<_>>();
         let binding = |b: Option<Binding>| b.map(|b| (b.statement.id(), b.scope, b.visible_from));
         let mut names: Vec<&str> = word_offsets(SOURCE).into_keys().collect();

@@ -55,12 +55,19 @@ pub struct Facts<'t> {
 /// it was (their words are among `crate::rules::file_wide_words`, which make an edit
 /// relint the whole file, and so start a new store): it reuses them instead of reading
 /// the whole file again for one statement.
+///
+/// The parts of a lint split between cores share one store: an answer is worked out
+/// once, by the first part to ask, and a part that asks meanwhile waits for it.
 #[derive(Default)]
-pub struct FileWideFacts(Mutex<HashMap<&'static str, Arc<dyn Any + Send + Sync>>>);
+pub struct FileWideFacts(Mutex<HashMap<&'static str, Arc<FileWideAnswer>>>);
+
+type FileWideAnswer = std::sync::OnceLock<Arc<dyn Any + Send + Sync>>;
 
 impl FileWideFacts {
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<&'static str, Arc<dyn Any + Send + Sync>>> {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// The slot of `key`'s answer, made empty when first asked for.
+    fn slot(&self, key: &'static str) -> Arc<FileWideAnswer> {
+        let mut map = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        map.entry(key).or_default().clone()
     }
 }
 
@@ -102,13 +109,10 @@ impl<'t> Facts<'t> {
         let Some(store) = self.file_wide else {
             return self.memo(key, None, || Arc::new(compute())).as_ref().clone();
         };
-        if let Some(known) = store.map().get(key).cloned() {
-            return known.downcast::<T>().expect("one type per file-wide key");
-        }
-        // Computed outside the lock: it may ask for other answers.
-        let value = Arc::new(compute());
-        store.map().insert(key, value.clone());
-        value
+        // Worked out outside the store's lock, which other keys' answers need; an answer
+        // must not ask for its own key.
+        let answer = store.slot(key).get_or_init(|| Arc::new(compute())).clone();
+        answer.downcast::<T>().expect("one type per file-wide key")
     }
 
     /// `compute()`'s answer for `key` (and `node`, for an answer per node), worked out the
@@ -139,9 +143,9 @@ impl<'t> Facts<'t> {
         value
     }
 
-    /// Look names up among `identifiers`, every identifier of the tree in document order,
-    /// when a walk of the whole tree gathered them (`pattern::Matches::for_each`).
-    pub fn with_identifiers(self, identifiers: Option<Vec<Node<'t>>>) -> Facts<'t> {
+    /// Look names up among `identifiers`, every identifier of the tree, when a walk of
+    /// the whole tree gathered them (`pattern::Matches::for_each`).
+    pub fn with_identifiers(self, identifiers: Option<std::sync::Arc<index::WalkedIdentifiers<'t>>>) -> Facts<'t> {
         if let Some(identifiers) = identifiers {
             let index = FileIndex::new(self.root, self.source).with_identifiers(identifiers);
             // A fresh `Facts` has no index yet.
