@@ -13,13 +13,15 @@ use crate::notebook::{Cells, Notebook};
 use crate::render::LintedFile;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 use tree_sitter::Tree;
 
 /// What is linted.
 #[derive(Debug)]
 pub enum SourceKind {
-    /// A Python file's text (a byte-order mark already removed).
-    Python(String),
+    /// A Python file's text (a byte-order mark already removed), shared with whoever read
+    /// it (the project index, an editor's document) rather than copied.
+    Python(Arc<str>),
     /// A Jupyter notebook file.
     Notebook(Notebook),
     /// The cells of a notebook an editor holds, in order.
@@ -52,7 +54,16 @@ impl SourceKind {
         if is_notebook(path) {
             Notebook::parse(text).map(SourceKind::Notebook)
         } else {
-            Ok(SourceKind::Python(text.to_string()))
+            Ok(SourceKind::Python(Arc::from(text)))
+        }
+    }
+
+    /// `from_file_text` of a text the caller shares: a Python file's is linted as it is,
+    /// not copied (`check` lints the text its project index read).
+    pub fn from_shared_file_text(path: &Path, text: Arc<str>) -> Result<SourceKind, String> {
+        match is_notebook(path) {
+            true => SourceKind::from_file_text(path, &text),
+            false => Ok(SourceKind::Python(text)),
         }
     }
 

@@ -272,11 +272,12 @@ fn process(input: Input, settings: &RuleSettings, mode: Mode) -> Outcome {
         }
     };
     let shown = display(path);
-    let (known, read_now);
+    let mut known: Option<Arc<str>> = None;
+    let read_now;
     let text: &str = match read {
         Ok(Content::Text(text)) => {
-            known = text;
-            &known
+            known = Some(text);
+            known.as_deref().unwrap_or_default()
         }
         Ok(Content::Bytes(bytes)) => {
             if bytes.contains(&0) {
@@ -303,8 +304,13 @@ fn process(input: Input, settings: &RuleSettings, mode: Mode) -> Outcome {
     // fixed file gets it back.
     let bom = if text.starts_with('\u{feff}') { "\u{feff}" } else { "" };
     let original = &text[bom.len()..];
-    // A notebook is linted as its code cells joined; positions are shown by cell.
-    let source = match SourceKind::from_file_text(path, original) {
+    // A notebook is linted as its code cells joined; positions are shown by cell. The
+    // text the index read is linted as it is, not copied, unless a mark is cut off.
+    let shared = known.clone().filter(|_| bom.is_empty());
+    let source = match shared.map_or_else(
+        || SourceKind::from_file_text(path, original),
+        |text| SourceKind::from_shared_file_text(path, text),
+    ) {
         Ok(source) => source,
         Err(reason) => return Outcome::Failed { path: shown, reason },
     };

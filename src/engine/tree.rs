@@ -491,7 +491,15 @@ pub fn contains(outer: Node, inner: Node) -> bool {
 
 /// Every node under `root` (itself included), in document order.
 pub fn descendants(root: Node) -> Descendants {
-    Descendants { cursor: root.walk(), depth: 0, done: false }
+    Descendants { cursor: root.walk(), depth: 0, done: false, enters: |_| true }
+}
+
+/// `descendants`, but not below a node (other than `root`) that `enters` refuses: that
+/// node is given, what lies under it is not. A question about the code a loop or
+/// function runs itself skips what runs in the loops and functions nested in it without
+/// climbing from every node to see whether one lies between.
+pub fn descendants_entering(root: Node, enters: fn(Node) -> bool) -> Descendants {
+    Descendants { cursor: root.walk(), depth: 0, done: false, enters }
 }
 
 pub struct Descendants<'t> {
@@ -500,6 +508,8 @@ pub struct Descendants<'t> {
     /// its whole stack, which makes a walk of a deep tree quadratic.
     depth: usize,
     done: bool,
+    /// Whether to go under a node below `root` (see `descendants_entering`).
+    enters: fn(Node) -> bool,
 }
 
 impl<'t> Iterator for Descendants<'t> {
@@ -510,7 +520,7 @@ impl<'t> Iterator for Descendants<'t> {
             return None;
         }
         let node = self.cursor.node();
-        if self.cursor.goto_first_child() {
+        if (self.depth == 0 || (self.enters)(node)) && self.cursor.goto_first_child() {
             self.depth += 1;
         } else {
             loop {

@@ -12,6 +12,7 @@ use crate::fix::Applicability;
 use crate::notebook::CellIndex;
 use crate::source::{LineIndex, Location};
 use std::io::{self, Write};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
@@ -31,7 +32,8 @@ pub enum OutputFormat {
 pub struct LintedFile {
     /// The path as shown to the user.
     pub path: String,
-    pub source: String,
+    /// The code the positions are in: a Python file's text is shared with the lint.
+    pub source: Arc<str>,
     pub diagnostics: Vec<Diagnostic>,
     /// How many findings were fixed before `diagnostics` were found.
     pub fixed: usize,
@@ -72,8 +74,8 @@ pub struct FixSummary {
 }
 
 impl LintedFile {
-    pub fn new(path: String, source: String, diagnostics: Vec<Diagnostic>) -> LintedFile {
-        LintedFile { path, source, diagnostics, fixed: 0, cells: None }
+    pub fn new(path: String, source: impl Into<Arc<str>>, diagnostics: Vec<Diagnostic>) -> LintedFile {
+        LintedFile { path, source: source.into(), diagnostics, fixed: 0, cells: None }
     }
 
     /// Where `offset` is, as shown to the user.

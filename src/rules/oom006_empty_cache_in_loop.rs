@@ -270,6 +270,13 @@ fn loop_targets<'t>(step_loop: Node<'t>, source: &'t str) -> Vec<&'t str> {
 /// loop or a called function, and a serving loop that waits for the next request
 /// (`input()`, a queue's `get()`) and trains nothing are not.
 fn is_step_loop<'t>(facts: &Facts<'t>, step_loop: Node<'t>) -> bool {
+    // Asked for the loop around every cache release in it, and for every loop of a
+    // function asked whether it has one: each loop reads its whole body, once.
+    *facts.memo("OOM006 a step loop", Some(step_loop), || step_loop_read(facts, step_loop))
+}
+
+/// `is_step_loop`, worked out.
+fn step_loop_read<'t>(facts: &Facts<'t>, step_loop: Node<'t>) -> bool {
     let source = facts.source;
     let header_words =
         |field: u16| step_loop.child_by_field_id(field).map(|n| words(tree::text(n, source))).unwrap_or_default();
@@ -278,14 +285,10 @@ fn is_step_loop<'t>(facts: &Facts<'t>, step_loop: Node<'t>) -> bool {
         return false;
     }
     let Some(body) = step_loop.child_by_field_id(field::BODY) else { return false };
-    let own_calls: Vec<Node<'t>> = tree::descendants(body)
-        .filter(|n| n.kind() == "call")
-        .filter(|call| {
-            !tree::ancestors(*call)
-                .take_while(|a| a.id() != step_loop.id())
-                .any(|a| tree::is_loop(a.kind()) || tree::is_function(a.kind()))
-        })
-        .collect();
+    // The calls of the loop's own body: not those of a loop or function nested in it.
+    let own_code = |node: Node| !tree::is_loop(node.kind()) && !tree::is_function(node.kind());
+    let own_calls: Vec<Node<'t>> =
+        tree::descendants_entering(body, own_code).filter(|n| n.kind() == "call").collect();
     // A serving loop: each iteration waits for the next request and handles it whole.
     // Releasing the cache between requests hands memory back while the process idles.
     let trains = own_calls.iter().any(|c| trains_a_step(facts, *c));
@@ -373,8 +376,12 @@ const SETUP_WORDS: [&str; 14] = [
 
 /// Whether `function` has a step loop of its own (a per-epoch or whole-run function).
 fn has_step_loop<'t>(facts: &Facts<'t>, function: Node<'t>) -> bool {
-    tree::descendants(function)
-        .filter(|n| tree::is_loop(n.kind()))
-        .filter(|n| tree::enclosing_function(*n).is_some_and(|f| f.id() == function.id()))
-        .any(|n| is_step_loop(facts, n))
+    // Asked for each helper on the way from every cache release to its step loop: a
+    // training script's `main()` holds tens of thousands of nodes, read once.
+    // The loops of a function nested in it are that function's.
+    *facts.memo("OOM006 has a step loop", Some(function), || {
+        tree::descendants_entering(function, |node| !tree::is_function(node.kind()))
+            .filter(|n| tree::is_loop(n.kind()))
+            .any(|n| is_step_loop(facts, n))
+    })
 }

@@ -53,7 +53,7 @@ impl Snapshot {
         let (source, tree) = match target {
             Target::File(uri) => {
                 let tree = state.documents.get_mut(uri).and_then(|d| d.tree().cloned());
-                (SourceKind::Python(members[0].2.to_string()), tree)
+                (SourceKind::Python(members[0].2.clone()), tree)
             }
             Target::Notebook(_) => {
                 let texts: Vec<&str> = members.iter().map(|(_, _, text)| &**text).collect();
