@@ -60,10 +60,14 @@ struct PendingEdit {
 
 impl Document {
     pub fn new(text: String, version: i32) -> Document {
-        let tree = crate::engine::parse(&text);
+        // The parse finds the brackets it blanks: the scan of the text is not made twice.
+        let (tree, blanked) = match crate::engine::parse_finding_unclosed_brackets(&text) {
+            Some((tree, blanked)) => (Some(tree), blanked),
+            None => (None, syntax::unclosed_brackets(&text)),
+        };
         let index = LineIndex::new(&text);
         Document {
-            blanked: syntax::unclosed_brackets(&text),
+            blanked,
             text,
             version,
             tree,
