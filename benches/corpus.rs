@@ -6,6 +6,10 @@
 //!
 //! Run with `scripts/bench` (which finds the corpus), or
 //! `cargo bench --bench corpus -- DIR` (`OOMLINT_BENCH_RUNS` runs, 7 by default).
+//!
+//! With `OOMLINT_BENCH_INSTRUCTIONS=1` it also counts the instructions both passes execute
+//! on one thread under valgrind's callgrind: a figure the load of a shared machine does not
+//! move, to compare builds by (minutes on a large corpus).
 
 use oomlint::config::ConfigResolver;
 use oomlint::discover;
@@ -14,8 +18,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The argument that makes this program run one parse-only pass and exit: what it runs
+/// under callgrind to count the pass's instructions.
+const PARSE_ONCE: &str = "--parse-only-once";
+
 fn main() {
-    let corpus = std::env::args().nth(1).filter(|a| a != "--bench").map(PathBuf::from).unwrap_or_else(|| {
+    let mut args = std::env::args().skip(1).filter(|a| a != "--bench").peekable();
+    if args.next_if(|a| a == PARSE_ONCE).is_some() {
+        parse_only(Path::new(&args.next().expect("a corpus")));
+        return;
+    }
+    let corpus = args.next().map(PathBuf::from).unwrap_or_else(|| {
         eprintln!("usage: cargo bench --bench corpus -- DIR");
         std::process::exit(2);
     });
@@ -90,6 +103,41 @@ fn main() {
     println!("ratio (index / parse-only):   {:.2}x  (target <= 1.30x)", index.as_secs_f64() / parse.as_secs_f64());
     println!("oomlint peak RSS: {peak_rss_mb:.1} MB  (target < 150 MB)");
     println!("project index held: {index_mb:.1} MB of resident memory  (target < 200 MB)");
+    if std::env::var_os("OOMLINT_BENCH_INSTRUCTIONS").is_some() {
+        instructions(&binary, &corpus);
+    }
+}
+
+/// Print the instructions `oomlint check` and a parse-only pass execute over `corpus`, one
+/// thread each, counted by callgrind, and their ratio.
+fn instructions(binary: &Path, corpus: &Path) {
+    let me = std::env::current_exe().expect("this program's path");
+    let parse = counted(Command::new(me).arg(PARSE_ONCE).arg(corpus));
+    let check = counted(
+        Command::new(binary).args(["check", "--preview", "--exit-zero", "--output-format", "json"]).arg(corpus),
+    );
+    match (parse, check) {
+        (Ok(parse), Ok(check)) => {
+            println!("instructions, one thread (callgrind): parse-only {parse}, oomlint check {check}");
+            println!("ratio of instructions (oomlint / parse-only): {:.3}x", check as f64 / parse as f64);
+        }
+        (Err(e), _) | (_, Err(e)) => println!("instructions not counted: {e}"),
+    }
+}
+
+/// The instructions `command` executes on one thread, as callgrind counts them.
+fn counted(command: &mut Command) -> Result<u64, String> {
+    let mut valgrind = Command::new("valgrind");
+    valgrind.args(["--tool=callgrind", "--callgrind-out-file=/dev/null", "--"]).arg(command.get_program());
+    valgrind.args(command.get_args()).env("RAYON_NUM_THREADS", "1").stdout(Stdio::null());
+    let output = valgrind.output().map_err(|e| format!("cannot run valgrind: {e}"))?;
+    let report = String::from_utf8_lossy(&output.stderr);
+    // "==PID== Collected : N"
+    report
+        .lines()
+        .find_map(|line| line.split_once("Collected :").map(|(_, n)| n.trim().parse::<u64>()))
+        .and_then(Result::ok)
+        .ok_or_else(|| format!("valgrind gave no count (exit {})", output.status))
 }
 
 /// Discover the files and build the project index over them, cold (no cache), as
