@@ -637,6 +637,28 @@ value = {'k': [1, (2, 3)]}
         nodes
     }
 
+    /// A walk that does not go into loops and functions gives, under a loop or function
+    /// of real code, the nodes no loop or function nested in it holds: those a climb from
+    /// every node finds.
+    #[test]
+    fn descendants_not_entering_nested_code_are_those_no_nested_code_holds() {
+        let own_code = |node: Node| !is_loop(node.kind()) && !is_function(node.kind());
+        for source in crate::engine::fixture_and_test_sources() {
+            let tree = crate::engine::parse(&source).expect("parse");
+            for top in every_node(tree.root_node()).into_iter().filter(|n| !own_code(*n)) {
+                let ids = |nodes: Vec<Node>| nodes.into_iter().map(|n| n.id()).collect::<Vec<_>>();
+                let entered = ids(descendants_entering(top, own_code).collect());
+                let climbed = ids(descendants(top)
+                    .filter(|n| {
+                        n.id() == top.id()
+                            || ancestors(*n).take_while(|a| a.id() != top.id()).all(|a| own_code(a) || a.id() == n.id())
+                    })
+                    .collect());
+                assert_eq!(entered, climbed, "under a {} of:\n{source}", top.kind());
+            }
+        }
+    }
+
     /// The rules' matcher walks every statement and hands over its parents: the index
     /// then holds every statement before any question, and answers as the tree does, for
     /// the tokens the walk skipped too (brackets, commas, operators).

@@ -238,4 +238,32 @@ mod tests {
         assert_eq!((answer(&alone), answer(&alone)), (2, 2));
         assert_eq!(computed.get(), 2);
     }
+
+    /// The parts of a lint split between cores ask for the same answer at the same time:
+    /// the first works it out and the others wait for it, instead of each working it out.
+    #[test]
+    fn a_file_wide_answer_asked_by_parts_at_once_is_worked_out_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let source = "model.to(device)\n";
+        let tree = crate::engine::parse(source).unwrap();
+        let path = Path::new("train.py");
+        let store = FileWideFacts::default();
+        let computed = AtomicUsize::new(0);
+        let started = std::sync::Barrier::new(4);
+        let answers: Vec<usize> = std::thread::scope(|scope| {
+            let part = || {
+                let facts = Facts::new(source, tree.root_node(), path).with_file_wide(Some(&store));
+                started.wait();
+                *facts.file_wide("test answer", || {
+                    // Long enough for every other part to ask meanwhile.
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    computed.fetch_add(1, Ordering::SeqCst) + 1
+                })
+            };
+            let parts: Vec<_> = (0..4).map(|_| scope.spawn(part)).collect();
+            parts.into_iter().map(|p| p.join().unwrap()).collect()
+        });
+        assert_eq!(answers, [1, 1, 1, 1]);
+        assert_eq!(computed.load(Ordering::SeqCst), 1);
+    }
 }
