@@ -93,7 +93,7 @@ pub fn ends_with_any_ignore_case(text: &str, suffixes: &[&str]) -> bool {
     })
 }
 
-/// Whether `text`  has one of `words` (lowercase ASCII) right after `prefix`
+/// Whether `text` has one of `words` (lowercase ASCII) right after `prefix`
 /// and before a word boundary (`.loss` in `out.loss,` but not in `out.losses`),
 /// case-insensitively.
 pub fn word_after(text: &str, prefix: u8, words: &[&str]) -> bool {
