@@ -8,6 +8,7 @@
 //! the comments themselves (`Check::Suppressions`) in the engine's suppression stage.
 
 use crate::diagnostic::{Diagnostic, TextRange};
+use crate::engine::tree::KindName;
 use crate::source::LineIndex;
 use regex::Regex;
 use std::collections::HashMap;
@@ -102,7 +103,7 @@ impl Suppressions {
             let hash = whole.start();
             // The `#` must sit in a real comment, not inside a string.
             let Some(comment) = root.descendant_for_byte_range(hash, hash + 1) else { continue };
-            if comment.kind() != "comment" {
+            if comment.kind_name() != "comment" {
                 continue;
             }
             let spelling = if found.name("ours").is_some() { Spelling::Oomlint } else { Spelling::Noqa };

@@ -5,6 +5,7 @@ use oomlint::diagnostic::Severity;
 use oomlint::engine::checker::{Checker, Match};
 use oomlint::engine::facts::Facts;
 use oomlint::engine::facts::tensors::TensorValue;
+use oomlint::engine::tree::KindName;
 use oomlint::engine::{Engine, RuleSettings, parse, tree};
 use oomlint::rules::Rule;
 use std::path::Path;
@@ -101,7 +102,7 @@ fn qualified_names_follow_every_import_spelling() {
         with_probes(source, |facts, probes| {
             let last = *probes.last().unwrap();
             let node =
-                if last.parent().is_some_and(|p| p.kind() == "attribute") { last.parent().unwrap() } else { last };
+                if last.parent().is_some_and(|p| p.kind_name() == "attribute") { last.parent().unwrap() } else { last };
             assert_eq!(facts.qualified_name(node).as_deref(), Some(expected), "{source}");
         });
     }
@@ -235,7 +236,7 @@ fn a_bracket_left_open_before_a_definition_breaks_only_its_own_line() {
     let tree = parse(source).unwrap();
     assert!(!tree.root_node().has_error());
     let mut cursor = tree.root_node().walk();
-    let kinds: Vec<&str> = tree.root_node().named_children(&mut cursor).map(|n| n.kind()).collect();
+    let kinds: Vec<&str> = tree.root_node().named_children(&mut cursor).map(|n| n.kind_name()).collect();
     assert_eq!(kinds, ["import_statement", "function_definition", "decorated_definition"]);
     let report = Engine::get().lint(source, Path::new("t.py"), &RuleSettings::default());
     assert_eq!(report.diagnostics, Vec::new());

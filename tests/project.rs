@@ -228,6 +228,20 @@ fn what_a_callee_in_another_file_returns_decides_oom001() {
     assert_eq!(kept[0]["related"][0]["row"], 4);
     assert_eq!(kept[0]["related"][0]["message"], "`score_batch()` returns a tensor attached to its autograd graph");
 
+    // The same callee reached through a package, absolute or relative: the project's
+    // answer is still asked for (the package's name is a directory of the project).
+    for import in ["from metrics.scoring import", "from .metrics.scoring import"] {
+        let dir = project(&[
+            ("metrics/__init__.py", ""),
+            ("metrics/scoring.py", scoring),
+            ("validate.py", &validate.replace("from scoring import", import)),
+        ]);
+        let found = findings(dir.path(), &["."]);
+        let kept: Vec<&Value> = found.iter().filter(|f| f["code"] == "OOM001").collect();
+        assert_eq!(kept.len(), 1, "{import}: {found:#?}");
+        assert_eq!(kept[0]["related"][0]["filename"], "metrics/scoring.py", "{import}");
+    }
+
     // A loss-named callee that returns a Python number keeps nothing alive.
     fs::write(dir.path().join("validate.py"), validate.replace("score_batch(out", "batch_loss_value(out")).unwrap();
     let found = findings(dir.path(), &["."]);

@@ -16,6 +16,7 @@
 //! - a tree with syntax errors is linted whole: error recovery may tie statements
 //!   together in ways their text does not show.
 
+use crate::engine::tree::KindName;
 use std::ops::Range;
 use tree_sitter::Node;
 
@@ -47,7 +48,8 @@ pub fn split(root: Node, source: &str, count: usize) -> Option<Vec<Vec<Range<usi
     for (at, child) in children.iter().enumerate() {
         let start = if at == 0 { 0 } else { child.start_byte() };
         let end = children.get(at + 1).map_or(source.len(), |next| next.start_byte());
-        let definition = matches!(child.kind(), "function_definition" | "class_definition" | "decorated_definition");
+        let definition =
+            matches!(child.kind_name(), "function_definition" | "class_definition" | "decorated_definition");
         slots.push((start..end, definition && starts_line(start) && starts_line(end)));
     }
     // Definitions go to the first parts in order, each part taking about its share of

@@ -3,6 +3,7 @@
 //! linted.
 
 use crate::engine::tree;
+use crate::engine::tree::KindName;
 use tree_sitter::Node;
 
 /// How deeply code may nest for the rules' patterns to look inside it, in levels of the
@@ -36,7 +37,7 @@ pub fn errors(root: Node, source: &str) -> Vec<SyntaxError> {
         if node.is_missing() {
             found.push(SyntaxError {
                 offset: node.start_byte(),
-                message: format!("cannot parse: missing `{}`", node.kind()),
+                message: format!("cannot parse: missing `{}`", node.kind_name()),
             });
             continue;
         }

@@ -81,6 +81,28 @@ impl KindSet {
     }
 }
 
+/// A node's kind as the grammar spells it (what `Node::kind` answers), looked up in a
+/// table by kind id. `Node::kind` asks tree-sitter for the name, measures it and checks
+/// it is UTF-8 on every call: rules and facts ask it of every node they look at, and on
+/// training scripts that cost a tenth of the rules' own work. (`clippy.toml` keeps
+/// `Node::kind` out of the code.)
+pub trait KindName {
+    fn kind_name(&self) -> &'static str;
+}
+
+impl KindName for Node<'_> {
+    fn kind_name(&self) -> &'static str {
+        static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+        // The names the grammar lends live as long as the language, kept here for good.
+        static LANGUAGE: std::sync::OnceLock<tree_sitter::Language> = std::sync::OnceLock::new();
+        let names = NAMES.get_or_init(|| {
+            let language: &'static tree_sitter::Language = LANGUAGE.get_or_init(crate::engine::language);
+            (0..language.node_kind_count() as u16).map(|id| language.node_kind_for_id(id).unwrap_or("")).collect()
+        });
+        names.get(self.kind_id() as usize).copied().unwrap_or("")
+    }
+}
+
 pub fn text<'s>(node: Node, source: &'s str) -> &'s str {
     &source[node.byte_range()]
 }
@@ -465,19 +487,19 @@ pub fn up_to_function<'t>(ancestors: impl Iterator<Item = Node<'t>>) -> impl Ite
 }
 
 pub fn enclosing_function(node: Node) -> Option<Node> {
-    ancestors(node).find(|n| is_function(n.kind()))
+    ancestors(node).find(|n| is_function(n.kind_name()))
 }
 
 /// The innermost `for`/`while` loop around `node` in the same function.
 pub fn enclosing_loop(node: Node) -> Option<Node> {
-    ancestors_in_function(node).find(|n| is_loop(n.kind()))
+    ancestors_in_function(node).find(|n| is_loop(n.kind_name()))
 }
 
 /// The function body or module that `node` runs in.
 pub fn enclosing_body(node: Node) -> Node {
     let mut last = node;
     for ancestor in ancestors(node) {
-        if is_function(ancestor.kind()) {
+        if is_function(ancestor.kind_name()) {
             return ancestor;
         }
         last = ancestor;
@@ -547,7 +569,7 @@ pub fn callee_name<'s>(call: Node, source: &'s str) -> Option<&'s str> {
 
 /// The final identifier of a name or dotted name.
 pub fn last_name<'s>(node: Node, source: &'s str) -> Option<&'s str> {
-    match node.kind() {
+    match node.kind_name() {
         "identifier" => Some(text(node, source)),
         "attribute" => node.child_by_field_id(field::ATTRIBUTE).map(|a| text(a, source)),
         _ => None,
@@ -557,7 +579,7 @@ pub fn last_name<'s>(node: Node, source: &'s str) -> Option<&'s str> {
 /// For `obj.method(...)`, the `obj` node.
 pub fn method_receiver(call: Node) -> Option<Node> {
     let function = call.child_by_field_id(field::FUNCTION)?;
-    (function.kind() == "attribute").then(|| function.child_by_field_id(field::OBJECT)).flatten()
+    (function.kind_name() == "attribute").then(|| function.child_by_field_id(field::OBJECT)).flatten()
 }
 
 /// Positional arguments of a call (keyword arguments and splats left out).
@@ -565,7 +587,7 @@ pub fn positional_args(call: Node) -> Vec<Node> {
     let Some(args) = call.child_by_field_id(field::ARGUMENTS) else { return Vec::new() };
     let mut cursor = args.walk();
     args.named_children(&mut cursor)
-        .filter(|a| !matches!(a.kind(), "keyword_argument" | "comment" | "list_splat" | "dictionary_splat"))
+        .filter(|a| !matches!(a.kind_name(), "keyword_argument" | "comment" | "list_splat" | "dictionary_splat"))
         .collect()
 }
 
@@ -574,14 +596,14 @@ pub fn keyword_arg<'t>(call: Node<'t>, name: &str, source: &str) -> Option<Node<
     let args = call.child_by_field_id(field::ARGUMENTS)?;
     let mut cursor = args.walk();
     let found = args.named_children(&mut cursor).find(|a| {
-        a.kind() == "keyword_argument" && a.child_by_field_id(field::NAME).is_some_and(|n| text(n, source) == name)
+        a.kind_name() == "keyword_argument" && a.child_by_field_id(field::NAME).is_some_and(|n| text(n, source) == name)
     });
     found.and_then(|a| a.child_by_field_id(field::VALUE))
 }
 
 /// Strip redundant parentheses.
 pub fn unparenthesize(mut node: Node) -> Node {
-    while node.kind() == "parenthesized_expression" {
+    while node.kind_name() == "parenthesized_expression" {
         match node.named_child(0) {
             Some(inner) => node = inner,
             None => break,
@@ -595,13 +617,13 @@ pub fn unparenthesize(mut node: Node) -> Node {
 pub fn is_name_reference(identifier: Node) -> bool {
     let Some(parent) = parent(identifier) else { return true };
     let is_field = |field: u16| parent.child_by_field_id(field).is_some_and(|f| f.id() == identifier.id());
-    !(parent.kind() == "attribute" && is_field(field::ATTRIBUTE)
-        || parent.kind() == "keyword_argument" && is_field(field::NAME))
+    !(parent.kind_name() == "attribute" && is_field(field::ATTRIBUTE)
+        || parent.kind_name() == "keyword_argument" && is_field(field::NAME))
 }
 
 /// Whether `root` contains the name or dotted name `name` (`losses`, `self.losses`).
 pub fn mentions(root: Node, name: &str, source: &str) -> bool {
-    descendants(root).any(|n| matches!(n.kind(), "identifier" | "attribute") && text(n, source) == name)
+    descendants(root).any(|n| matches!(n.kind_name(), "identifier" | "attribute") && text(n, source) == name)
 }
 
 #[cfg(test)]
@@ -642,7 +664,7 @@ value = {'k': [1, (2, 3)]}
     /// every node finds.
     #[test]
     fn descendants_not_entering_nested_code_are_those_no_nested_code_holds() {
-        let own_code = |node: Node| !is_loop(node.kind()) && !is_function(node.kind());
+        let own_code = |node: Node| !is_loop(node.kind_name()) && !is_function(node.kind_name());
         for source in crate::engine::fixture_and_test_sources() {
             let tree = crate::engine::parse(&source).expect("parse");
             for top in every_node(tree.root_node()).into_iter().filter(|n| !own_code(*n)) {
@@ -654,7 +676,7 @@ value = {'k': [1, (2, 3)]}
                             || ancestors(*n).take_while(|a| a.id() != top.id()).all(|a| own_code(a) || a.id() == n.id())
                     })
                     .collect());
-                assert_eq!(entered, climbed, "under a {} of:\n{source}", top.kind());
+                assert_eq!(entered, climbed, "under a {} of:\n{source}", top.kind_name());
             }
         }
     }
@@ -673,7 +695,7 @@ value = {'k': [1, (2, 3)]}
         let offered = with_index(root, |index| index.below.iter().filter(|b| b.is_some()).count());
         assert_eq!(offered, Some(root.child_count() as usize));
         for node in every_node(root) {
-            assert_eq!(parent(node).map(|p| p.id()), node.parent().map(|p| p.id()), "{}", node.kind());
+            assert_eq!(parent(node).map(|p| p.id()), node.parent().map(|p| p.id()), "{}", node.kind_name());
         }
     }
 
@@ -700,7 +722,7 @@ value = {'k': [1, (2, 3)]}
                 let offered = with_index(root, |index| index.below.iter().filter(|b| b.is_some()).count());
                 assert_eq!(offered, Some(root.child_count() as usize));
                 for node in every_node(root) {
-                    assert_eq!(parent(node).map(|p| p.id()), node.parent().map(|p| p.id()), "{}", node.kind());
+                    assert_eq!(parent(node).map(|p| p.id()), node.parent().map(|p| p.id()), "{}", node.kind_name());
                 }
             });
         });
@@ -716,7 +738,7 @@ value = {'k': [1, (2, 3)]}
         let nodes: Vec<Node> = every_node(root).into_iter().filter(|n| n.id() != root.id()).collect();
         for _ in 0..2 {
             for &node in &nodes {
-                assert_eq!(parent(node).map(|p| p.id()), node.parent().map(|p| p.id()), "{}", node.kind());
+                assert_eq!(parent(node).map(|p| p.id()), node.parent().map(|p| p.id()), "{}", node.kind_name());
             }
         }
         let deepest = *nodes.iter().max_by_key(|n| ancestors(**n).count()).expect("nodes");
@@ -753,7 +775,7 @@ value = {'k': [1, (2, 3)]}
                 for node in every_node(statement).into_iter().filter(|n| n.id() != statement.id()) {
                     // SAFETY: the parents stored are nodes of `tree`, alive here.
                     let found = parents.parent_of(node).map(|p| unsafe { Node::from_raw(p) }.id());
-                    assert_eq!(found, node.parent().map(|p| p.id()), "{}", node.kind());
+                    assert_eq!(found, node.parent().map(|p| p.id()), "{}", node.kind_name());
                 }
             }
         }
@@ -782,7 +804,7 @@ value = {'k': [1, (2, 3)]}
         let offered = with_index(root, |index| index.below.iter().filter(|b| b.is_some()).count());
         assert_eq!(offered, Some(leaves));
         for node in every_node(root) {
-            assert_eq!(parent(node).map(|p| p.id()), node.parent().map(|p| p.id()), "{}", node.kind());
+            assert_eq!(parent(node).map(|p| p.id()), node.parent().map(|p| p.id()), "{}", node.kind_name());
         }
     }
 }

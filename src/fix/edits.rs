@@ -6,6 +6,7 @@ use super::Edit;
 use crate::engine::facts::Facts;
 use crate::engine::field;
 use crate::engine::tree;
+use crate::engine::tree::KindName;
 use tree_sitter::Node;
 
 /// The name the module binds `torch` to at top level (`torch`, or `T` after
@@ -14,10 +15,10 @@ use tree_sitter::Node;
 pub fn torch_module(facts: &Facts) -> (String, Option<Edit>) {
     let root = facts.root;
     let mut cursor = root.walk();
-    for statement in root.named_children(&mut cursor).filter(|s| s.kind() == "import_statement") {
+    for statement in root.named_children(&mut cursor).filter(|s| s.kind_name() == "import_statement") {
         let mut names = statement.walk();
         for name in statement.children_by_field_id(field::id(field::NAME), &mut names) {
-            match name.kind() {
+            match name.kind_name() {
                 "dotted_name" if facts.text(name) == "torch" || facts.text(name).starts_with("torch.") => {
                     return ("torch".to_string(), None);
                 }
@@ -44,9 +45,9 @@ fn import_position(facts: &Facts) -> usize {
     let mut cursor = root.walk();
     for (i, statement) in root.named_children(&mut cursor).enumerate() {
         let is_docstring = i == 0
-            && statement.kind() == "expression_statement"
-            && statement.named_child(0).is_some_and(|s| s.kind() == "string");
-        match statement.kind() {
+            && statement.kind_name() == "expression_statement"
+            && statement.named_child(0).is_some_and(|s| s.kind_name() == "string");
+        match statement.kind_name() {
             "import_statement" | "import_from_statement" | "future_import_statement" => after = Some(statement),
             "comment" => {}
             _ if is_docstring => after = Some(statement),
@@ -116,12 +117,12 @@ fn inside_string(root: Node, offset: usize) -> bool {
     let Some(node) = root.descendant_for_byte_range(offset, offset) else { return false };
     std::iter::once(node)
         .chain(tree::ancestors(node))
-        .any(|n| matches!(n.kind(), "string" | "string_content") && n.start_byte() < offset)
+        .any(|n| matches!(n.kind_name(), "string" | "string_content") && n.start_byte() < offset)
 }
 
 /// Insert `argument` as the first argument of `call`.
 pub fn prepend_argument(call: Node, argument: &str) -> Option<Edit> {
-    let args = call.child_by_field_id(field::ARGUMENTS).filter(|a| a.kind() == "argument_list")?;
+    let args = call.child_by_field_id(field::ARGUMENTS).filter(|a| a.kind_name() == "argument_list")?;
     let has_args = args.named_child_count() > 0;
     let content = if has_args { format!("{argument}, ") } else { argument.to_string() };
     Some(Edit::insert(args.start_byte() + 1, content))
@@ -129,7 +130,7 @@ pub fn prepend_argument(call: Node, argument: &str) -> Option<Edit> {
 
 /// Insert `argument` as the last argument of `call`.
 pub fn append_argument(source: &str, call: Node, argument: &str) -> Option<Edit> {
-    let args = call.child_by_field_id(field::ARGUMENTS).filter(|a| a.kind() == "argument_list")?;
+    let args = call.child_by_field_id(field::ARGUMENTS).filter(|a| a.kind_name() == "argument_list")?;
     let close = args.end_byte() - 1;
     let inside = source[args.start_byte() + 1..close].trim_end();
     let content =

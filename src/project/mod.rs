@@ -48,6 +48,10 @@ pub struct ProjectIndex {
     import_targets: PerFile<HashSet<PathBuf>>,
     /// The number the next new file gets (see `insert`).
     next_number: u32,
+    /// The names the files and directories of the project bear (see
+    /// `may_import_project_file`), read the first time it is asked; forgotten when a path
+    /// comes or goes.
+    path_names: OnceLock<HashSet<String>>,
 }
 
 /// Answers about files worked out from the whole index, kept until a file changes. Shared
@@ -242,6 +246,7 @@ impl ProjectIndex {
         indexed.number = match self.files.get(&path) {
             Some(known) => known.number,
             None => {
+                self.path_names = OnceLock::new();
                 self.next_number += 1;
                 self.next_number - 1
             }
@@ -392,6 +397,7 @@ impl ProjectIndex {
             }
             None => {
                 self.files.remove(&path);
+                self.path_names = OnceLock::new();
             }
         }
         let changed = returns_changed || before.as_deref() != summary.as_deref();
@@ -402,6 +408,7 @@ impl ProjectIndex {
     pub fn remove(&mut self, path: &Path) -> Change {
         let path = normalize(path);
         let before = self.files.remove(&path).map(|f| f.summary(&path).clone());
+        self.path_names = OnceLock::new();
         self.forget_imports();
         Change { changed: before.is_some(), before, after: None }
     }
@@ -441,6 +448,28 @@ impl ProjectIndex {
             .collect();
         found.sort();
         found
+    }
+
+    /// Whether an import of `module` may reach a project file (see
+    /// `ProjectSession::may_import_project_file`). An absolute import reaches a module
+    /// file `a/b.py` or package `a/b/__init__.py` under a directory above the importing
+    /// file (`resolve::Resolver::module_file`), so its first part is the name of a
+    /// directory or a file's stem on some indexed path; a relative import may reach any.
+    fn may_import_project_file(&self, module: &str) -> bool {
+        if module.starts_with('.') {
+            return true;
+        }
+        let first = module.split('.').next().unwrap_or(module);
+        let names = self.path_names.get_or_init(|| {
+            let mut names = HashSet::new();
+            for path in self.files.keys() {
+                let stem = path.file_stem().and_then(|s| s.to_str());
+                let directories = path.parent().into_iter().flat_map(|p| p.components());
+                names.extend(directories.filter_map(|c| c.as_os_str().to_str()).chain(stem).map(str::to_string));
+            }
+            names
+        });
+        names.contains(first)
     }
 
     /// What `function` (an index into the summary's functions) of `path` returns.
@@ -502,6 +531,10 @@ impl ProjectSession for resolve::Resolver<'_> {
     fn callee_returns(&self, path: &Path, scope: Option<&str>, dotted: &str) -> Option<(TensorValue, Related)> {
         self.callee_returns(&normalize(path), scope, dotted)
     }
+
+    fn may_import_project_file(&self, module: &str) -> bool {
+        self.index().may_import_project_file(module)
+    }
 }
 
 /// The index as the language server shares it: read by every lint, updated by edits
@@ -525,6 +558,10 @@ impl ProjectSession for SharedSession<'_> {
 
     fn callee_returns(&self, path: &Path, scope: Option<&str>, dotted: &str) -> Option<(TensorValue, Related)> {
         read(self.0).session(self.1).callee_returns(path, scope, dotted)
+    }
+
+    fn may_import_project_file(&self, module: &str) -> bool {
+        read(self.0).may_import_project_file(module)
     }
 }
 
@@ -654,6 +691,27 @@ mod tests {
         assert_eq!(index.dependents(callee, &change), [PathBuf::from("/p/train.py")]);
         let asked = index.session(None).callee_returns(train, Some("train"), "score");
         assert_eq!(asked.map(|(value, _)| value), Some(TensorValue::Attached));
+    }
+
+    /// An import reaches a project file only through a first part that names one of its
+    /// files or directories; a relative one may reach any. Paths that come and go count
+    /// from then on.
+    #[test]
+    fn only_an_import_named_like_a_project_path_may_reach_a_project_file() {
+        let mut index = ProjectIndex::default();
+        index.update(Path::new("/p/lib/scoring.py"), &losses("loss"));
+        index.update(Path::new("/p/train.py"), CALLER);
+        let may = |index: &ProjectIndex, module: &str| index.may_import_project_file(module);
+        for module in ["lib.scoring.score", "scoring.score", "lib", "train.main", ".anything", "..up.x"] {
+            assert!(may(&index, module), "{module}");
+        }
+        for module in ["torch.nn.functional", "numpy", "scoring_utils.f", "ib.scoring"] {
+            assert!(!may(&index, module), "{module}");
+        }
+        index.update(Path::new("/p/torch/__init__.py"), "");
+        assert!(may(&index, "torch.nn.functional"));
+        index.remove(Path::new("/p/torch/__init__.py"));
+        assert!(!may(&index, "torch.nn.functional"));
     }
 
     /// An editor's index holds the texts of open files only; the rest come from the disk

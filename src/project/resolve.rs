@@ -39,6 +39,10 @@ impl<'i> Resolver<'i> {
         Resolver { index, runs_disabled: RefCell::new(HashMap::new()), linted }
     }
 
+    pub(super) fn index(&self) -> &'i ProjectIndex {
+        self.index
+    }
+
     fn file(&self, path: &Path) -> Option<(&'i Path, &'i FileSummary)> {
         let (path, file) = self.index.files.get_key_value(path)?;
         let linted = self.linted.as_ref().filter(|(linted, _)| linted == path).map(|(_, parsed)| *parsed);

@@ -15,6 +15,7 @@
 use super::summary::{Definition, FileSummary, summarize_statements};
 use crate::engine::facts::index::word_places;
 use crate::engine::field;
+use crate::engine::tree::KindName;
 use std::collections::HashSet;
 use tree_sitter::{Node, Tree};
 
@@ -218,11 +219,11 @@ fn defined_names_iter<'s, 'u, 't: 'u>(
     source: &'s str,
 ) -> impl Iterator<Item = &'s str> {
     units.filter_map(move |unit| {
-        let definition = match unit.kind() {
+        let definition = match unit.kind_name() {
             "decorated_definition" => unit.child_by_field_id(field::DEFINITION)?,
             _ => *unit,
         };
-        matches!(definition.kind(), "function_definition" | "class_definition")
+        matches!(definition.kind_name(), "function_definition" | "class_definition")
             .then(|| definition.child_by_field_id(field::NAME))
             .flatten()
             .map(|name| &source[name.byte_range()])

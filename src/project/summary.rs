@@ -11,6 +11,7 @@ use crate::engine::facts::heuristics;
 use crate::engine::facts::tensors::TensorValue;
 use crate::engine::field;
 use crate::engine::tree;
+use crate::engine::tree::KindName;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, LazyLock};
@@ -251,12 +252,12 @@ impl<'s, 't> Walk<'s, 't> {
     fn declare_top_level(&mut self, root: Node) {
         let mut cursor = root.walk();
         for child in root.named_children(&mut cursor) {
-            let definition = if child.kind() == "decorated_definition" {
+            let definition = if child.kind_name() == "decorated_definition" {
                 child.child_by_field_id(field::DEFINITION).unwrap_or(child)
             } else {
                 child
             };
-            if matches!(definition.kind(), "function_definition" | "class_definition")
+            if matches!(definition.kind_name(), "function_definition" | "class_definition")
                 && let Some(name) = definition.child_by_field_id(field::NAME)
             {
                 self.known.insert(tree::text(name, self.source));
@@ -378,7 +379,7 @@ impl<'s, 't> Walk<'s, 't> {
         grandparent: Option<Node<'t>>,
         context: Context<'t>,
     ) -> Context<'t> {
-        let decorated = parent.filter(|p| p.kind() == "decorated_definition");
+        let decorated = parent.filter(|p| p.kind_name() == "decorated_definition");
         let decorators = decorated.map(decorators_of).unwrap_or_default();
         let switch = decorators.iter().find_map(|d| d.named_child(0).and_then(|e| switch_of(e, self.source)));
         let listed = context.function.is_none() && (context.class.is_some() || is_module_level(parent, grandparent));
@@ -505,9 +506,9 @@ impl<'s, 't> Walk<'s, 't> {
         let scope = context.function;
         let line = statement.start_position().row as u32 + 1;
         let mut cursor = statement.walk();
-        if statement.kind() == "import_statement" {
+        if statement.kind_name() == "import_statement" {
             for name in statement.children_by_field_id(field::id(field::NAME), &mut cursor) {
-                let (path, bound) = match name.kind() {
+                let (path, bound) = match name.kind_name() {
                     "aliased_import" => {
                         let (Some(path), Some(alias)) =
                             (name.child_by_field_id(field::NAME), name.child_by_field_id(field::ALIAS))
@@ -526,7 +527,7 @@ impl<'s, 't> Walk<'s, 't> {
             return;
         }
         let Some(module) = statement.child_by_field_id(field::MODULE_NAME) else { return };
-        let (level, module_path) = match module.kind() {
+        let (level, module_path) = match module.kind_name() {
             "relative_import" => {
                 let spelled = self.text(module);
                 let level = spelled.chars().take_while(|c| *c == '.').count();
@@ -535,7 +536,7 @@ impl<'s, 't> Walk<'s, 't> {
             _ => (0, self.text(module)),
         };
         for name in statement.children_by_field_id(field::id(field::NAME), &mut cursor) {
-            let (imported, bound) = match name.kind() {
+            let (imported, bound) = match name.kind_name() {
                 "aliased_import" => {
                     let (Some(path), Some(alias)) =
                         (name.child_by_field_id(field::NAME), name.child_by_field_id(field::ALIAS))
@@ -560,28 +561,28 @@ impl<'s, 't> Walk<'s, 't> {
 /// Whether `name` is a parameter of a function around `node` (a wrapper calling the
 /// function it wraps).
 fn is_parameter_around(node: Node, name: &str, source: &str) -> bool {
-    tree::ancestors(node).filter(|a| a.kind() == "function_definition").any(|function| {
+    tree::ancestors(node).filter(|a| a.kind_name() == "function_definition").any(|function| {
         let Some(parameters) = function.child_by_field_id(field::PARAMETERS) else { return false };
         let mut cursor = parameters.walk();
         let names: Vec<Node> = parameters.named_children(&mut cursor).collect();
         names.into_iter().any(|p| {
-            let identifier = if p.kind() == "identifier" { Some(p) } else { p.named_child(0) };
-            identifier.is_some_and(|i| i.kind() == "identifier" && tree::text(i, source) == name)
+            let identifier = if p.kind_name() == "identifier" { Some(p) } else { p.named_child(0) };
+            identifier.is_some_and(|i| i.kind_name() == "identifier" && tree::text(i, source) == name)
         })
     })
 }
 
 fn decorators_of(decorated: Node) -> Vec<Node> {
     let mut cursor = decorated.walk();
-    decorated.named_children(&mut cursor).filter(|d| d.kind() == "decorator").collect()
+    decorated.named_children(&mut cursor).filter(|d| d.kind_name() == "decorator").collect()
 }
 
 /// Whether a `def` or `class` whose parent and grand-parent are these is a statement of
 /// the module (decorated or not).
 fn is_module_level(parent: Option<Node>, grandparent: Option<Node>) -> bool {
     match parent {
-        Some(p) if p.kind() == "decorated_definition" => grandparent.is_some_and(|g| g.kind() == "module"),
-        Some(p) => p.kind() == "module",
+        Some(p) if p.kind_name() == "decorated_definition" => grandparent.is_some_and(|g| g.kind_name() == "module"),
+        Some(p) => p.kind_name() == "module",
         None => false,
     }
 }
@@ -600,7 +601,7 @@ fn child_context<'t>(
 
 /// `name`, `a.b.name`: a dotted name made of identifiers only.
 fn is_dotted_name(node: Node) -> bool {
-    match node.kind() {
+    match node.kind_name() {
         "identifier" => true,
         "attribute" => node.child_by_field_id(field::OBJECT).is_some_and(is_dotted_name),
         _ => false,
@@ -609,7 +610,7 @@ fn is_dotted_name(node: Node) -> bool {
 
 /// `utils.evaluation_mode` for `@utils.evaluation_mode` and `@utils.evaluation_mode(True)`.
 fn dotted_callee<'s>(expression: Node, source: &'s str) -> Option<&'s str> {
-    let callee = match expression.kind() {
+    let callee = match expression.kind_name() {
         "call" => expression.child_by_field_id(field::FUNCTION)?,
         _ => expression,
     };
@@ -622,12 +623,14 @@ fn returns_applied_switch(function: Node, source: &str) -> bool {
     let Some(body) = function.child_by_field_id(field::BODY) else { return false };
     let mut cursor = body.walk();
     let statements: Vec<Node> = body.named_children(&mut cursor).collect();
-    statements.into_iter().filter(|s| s.kind() == "return_statement").filter_map(|s| s.named_child(0)).any(|value| {
-        let value = tree::unparenthesize(value);
-        let applied = (value.kind() == "call")
-            .then(|| value.child_by_field_id(field::FUNCTION))
-            .flatten()
-            .filter(|f| f.kind() == "call");
-        [Some(value), applied].into_iter().flatten().any(|v| switch_of(v, source) == Some(GradSwitch::Disables))
-    })
+    statements.into_iter().filter(|s| s.kind_name() == "return_statement").filter_map(|s| s.named_child(0)).any(
+        |value| {
+            let value = tree::unparenthesize(value);
+            let applied = (value.kind_name() == "call")
+                .then(|| value.child_by_field_id(field::FUNCTION))
+                .flatten()
+                .filter(|f| f.kind_name() == "call");
+            [Some(value), applied].into_iter().flatten().any(|v| switch_of(v, source) == Some(GradSwitch::Disables))
+        },
+    )
 }

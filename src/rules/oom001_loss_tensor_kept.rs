@@ -1,5 +1,6 @@
 //! OOM001 loss-tensor-kept: a graph-attached tensor stored beyond its step.
 
+use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
@@ -77,7 +78,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     }
     // Each step must build a graph of its own (a forward pass or a loss); slices of one
     // graph made before the loop share it and cost nothing per step.
-    if step.is_some_and(|step| !tree::descendants(step).any(|n| n.kind() == "call" && facts.builds_graph(n))) {
+    if step.is_some_and(|step| !tree::descendants(step).any(|n| n.kind_name() == "call" && facts.builds_graph(n))) {
         return;
     }
     let region = step.unwrap_or_else(|| tree::enclosing_body(store));
@@ -127,10 +128,10 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
 fn project_callee_of<'t>(checker: &Checker<'_, 't>, value: Node<'t>) -> Option<crate::diagnostic::Related> {
     let facts = checker.facts;
     let value = tree::unparenthesize(value);
-    let call = match value.kind() {
+    let call = match value.kind_name() {
         "call" => value,
         "identifier" => match facts.index().lookup(checker.text(value), value)?.kind {
-            BindingKind::Value(bound) if bound.kind() == "call" => bound,
+            BindingKind::Value(bound) if bound.kind_name() == "call" => bound,
             _ => return None,
         },
         _ => return None,
@@ -144,7 +145,7 @@ fn detach_fix(checker: &Checker, value: Node) -> Fix {
     let text = checker.text(value);
     let method = if looks_scalar(text) { "item" } else { "detach" };
     let primary =
-        matches!(value.kind(), "identifier" | "attribute" | "call" | "subscript" | "parenthesized_expression");
+        matches!(value.kind_name(), "identifier" | "attribute" | "call" | "subscript" | "parenthesized_expression");
     let edits = if primary {
         vec![Edit::insert(value.end_byte(), format!(".{method}()"))]
     } else {
@@ -157,7 +158,7 @@ fn detach_fix(checker: &Checker, value: Node) -> Fix {
 /// not a fresh one per iteration.
 fn outlives_step<'t>(checker: &Checker<'_, 't>, container: Node<'t>, step: Option<Node<'t>>) -> bool {
     let root = container_root(container);
-    if root.kind() != "identifier" {
+    if root.kind_name() != "identifier" {
         return false;
     }
     let name = checker.text(root);
@@ -171,7 +172,7 @@ fn outlives_step<'t>(checker: &Checker<'_, 't>, container: Node<'t>, step: Optio
         // Outside a loop only a name shared across calls (a global) outlives the call.
         return tree::enclosing_function(container).is_some()
             && checker.facts.index().lookup(name, root).is_some_and(|b| {
-                tree::enclosing_function(b.statement).is_none() && b.statement.kind() != "import_statement"
+                tree::enclosing_function(b.statement).is_none() && b.statement.kind_name() != "import_statement"
             });
     };
     if name == "self" {
@@ -195,13 +196,13 @@ fn outlives_step<'t>(checker: &Checker<'_, 't>, container: Node<'t>, step: Optio
     // global filled inside a function is not the store's own: each call may be a step.
     let own_scope = match function {
         Some(f) => f.id() == scope.id(),
-        None => scope.kind() == "module",
+        None => scope.kind_name() == "module",
     };
     let fresh: Vec<Node> = fresh_bindings(checker, scope, name).into_iter().map(|b| b.statement).collect();
     if own_scope {
         // The loops the list survives: those around the store that do not make it anew.
         let mut outer_loops = tree::ancestors_in_function(container)
-            .filter(|n| tree::is_loop(n.kind()))
+            .filter(|n| tree::is_loop(n.kind_name()))
             .filter(|l| !fresh.iter().any(|b| tree::contains(*l, *b)));
         if !outer_loops.any(|l| is_step_loop(checker, l)) {
             return false;
@@ -228,13 +229,13 @@ fn fresh_bindings<'t>(checker: &Checker<'_, 't>, scope: Node<'t>, name: &str) ->
 /// (`backward()`, `optimizer.step()`), or one over something named like data or steps
 /// (`loader`, `batches`, `range(num_steps)`, `tqdm(...)`).
 fn is_step_loop<'t>(checker: &Checker<'_, 't>, step: Node<'t>) -> bool {
-    if step.kind() == "while_statement" {
+    if step.kind_name() == "while_statement" {
         return true;
     }
     let source = checker.source();
     let over_data = step.child_by_field_id(field::RIGHT).is_some_and(|iterable| {
         tree::descendants(iterable)
-            .filter(|n| n.kind() == "identifier")
+            .filter(|n| n.kind_name() == "identifier")
             .any(|n| heuristics::is_step_iterable_name(tree::text(n, source)))
     });
     over_data
@@ -247,7 +248,7 @@ fn is_step_loop<'t>(checker: &Checker<'_, 't>, step: Node<'t>) -> bool {
 /// `self.history` for `self.history[k]`, `losses` for `losses`.
 fn container_root(mut node: Node) -> Node {
     loop {
-        let next = match node.kind() {
+        let next = match node.kind_name() {
             "attribute" => node.child_by_field_id(field::OBJECT),
             "subscript" => node.child_by_field_id(field::VALUE),
             _ => None,
@@ -277,7 +278,7 @@ fn accumulated_for_backward<'t>(
     let mut names = vec![name];
     let mut reduced: Vec<&str> = Vec::new();
     for later in tree::descendants(body).filter(|n| n.start_byte() > store.end_byte()) {
-        let (target, read) = match later.kind() {
+        let (target, read) = match later.kind_name() {
             "assignment" => (later.child_by_field_id(field::LEFT), later.child_by_field_id(field::RIGHT)),
             "for_statement" => (later.child_by_field_id(field::LEFT), later.child_by_field_id(field::RIGHT)),
             _ => continue,
@@ -288,7 +289,7 @@ fn accumulated_for_backward<'t>(
             let targets: Vec<&str> = target_names(target).into_iter().map(|n| tree::text(n, source)).collect();
             // `total = sum(losses)` / `embeds = torch.cat(parts)`: an intermediate that
             // still carries every stored graph.
-            if later.kind() == "assignment" && carries(read, name, source, true) {
+            if later.kind_name() == "assignment" && carries(read, name, source, true) {
                 reduced.extend(targets.iter().copied());
             }
             names.extend(targets);
@@ -297,8 +298,8 @@ fn accumulated_for_backward<'t>(
     let backward_mentions = checker.facts.calls_named(&BACKWARD_NAMES, body).into_iter().any(|call| {
         tree::enclosing_body(call).id() == body.id() && names.iter().any(|n| tree::mentions(call, n, source))
     });
-    let is_list = tree::parent(container).is_some_and(|p| p.kind() == "attribute")
-        || tree::parent(value).is_some_and(|p| p.kind() == "list");
+    let is_list = tree::parent(container).is_some_and(|p| p.kind_name() == "attribute")
+        || tree::parent(value).is_some_and(|p| p.kind_name() == "list");
     backward_mentions
         || returns(checker, body, name, !is_list)
         || reduced.iter().any(|derived| returns(checker, body, derived, true))
@@ -326,7 +327,7 @@ fn flows_into_backward<'t>(
         if tree::enclosing_body(later).id() != body.id() {
             continue;
         }
-        match later.kind() {
+        match later.kind_name() {
             "assignment" | "augmented_assignment" | "for_statement" => {
                 let (Some(target), Some(read)) = (later.child_by_field_id(field::LEFT), later.child_by_field_id(field::RIGHT))
                 else {
@@ -337,7 +338,7 @@ fn flows_into_backward<'t>(
                 let carried = reads(read, &names) && facts.tensor_value(read) != TensorValue::Detached;
                 if carried {
                     names.extend(targets.into_iter().filter(|t| !names.contains(t)).collect::<Vec<_>>());
-                } else if later.kind() != "augmented_assignment" {
+                } else if later.kind_name() != "augmented_assignment" {
                     names.retain(|n| !targets.contains(n));
                 }
             }
@@ -366,9 +367,9 @@ fn hands_flow_to_backward<'t>(checker: &Checker<'_, 't>, call: Node<'t>, names: 
     let Some(parameters) = definition.child_by_field_id(field::PARAMETERS) else { return false };
     let mut parameter_names: Vec<&str> = parameters
         .named_children(&mut parameters.walk())
-        .filter_map(|p| match p.kind() {
+        .filter_map(|p| match p.kind_name() {
             "identifier" => Some(p),
-            "typed_parameter" => p.named_child(0).filter(|n| n.kind() == "identifier"),
+            "typed_parameter" => p.named_child(0).filter(|n| n.kind_name() == "identifier"),
             "default_parameter" | "typed_default_parameter" => p.child_by_field_id(field::NAME),
             _ => None,
         })
@@ -384,7 +385,7 @@ fn hands_flow_to_backward<'t>(checker: &Checker<'_, 't>, call: Node<'t>, names: 
         .map(|(_, parameter)| parameter.to_string())
         .collect();
     if let Some(arguments) = call.child_by_field_id(field::ARGUMENTS) {
-        for keyword in arguments.named_children(&mut arguments.walk()).filter(|a| a.kind() == "keyword_argument") {
+        for keyword in arguments.named_children(&mut arguments.walk()).filter(|a| a.kind_name() == "keyword_argument") {
             if let (Some(name), Some(value)) = (keyword.child_by_field_id(field::NAME), keyword.child_by_field_id(field::VALUE))
                 && names.iter().any(|n| tree::mentions(value, n, source))
             {
@@ -410,10 +411,10 @@ fn returns(checker: &Checker, function: Node, name: &str, bare: bool) -> bool {
         .index()
         .occurrences_in(last, function.byte_range())
         .into_iter()
-        .filter_map(|n| tree::ancestors_in_function(n).find(|a| a.kind() == "return_statement"))
+        .filter_map(|n| tree::ancestors_in_function(n).find(|a| a.kind_name() == "return_statement"))
         .filter(|r| tree::enclosing_body(*r).id() == function.id())
         .filter_map(|r| r.named_child(0))
-        .flat_map(|value| match value.kind() {
+        .flat_map(|value| match value.kind_name() {
             "expression_list" => value.named_children(&mut value.walk()).collect(),
             _ => vec![value],
         })
@@ -425,7 +426,7 @@ fn returns(checker: &Checker, function: Node, name: &str, bare: bool) -> bool {
 /// counts.
 fn carries(expr: Node, name: &str, source: &str, bare: bool) -> bool {
     let expr = tree::unparenthesize(expr);
-    match expr.kind() {
+    match expr.kind_name() {
         "identifier" | "attribute" => bare && tree::text(expr, source) == name,
         "binary_operator" => [expr.child_by_field_id(field::LEFT), expr.child_by_field_id(field::RIGHT)]
             .into_iter()
@@ -455,11 +456,11 @@ enum GraphRelease {
 
 /// `d["loss"] = loss` keeps only the latest step's value: not a leak.
 fn overwrites_one_slot(store: Node) -> bool {
-    let Some(subscript) = store.child_by_field_id(field::LEFT).filter(|l| l.kind() == "subscript") else {
+    let Some(subscript) = store.child_by_field_id(field::LEFT).filter(|l| l.kind_name() == "subscript") else {
         return false;
     };
     let Some(key) = subscript.child_by_field_id(field::SUBSCRIPT) else { return false };
-    matches!(key.kind(), "string" | "integer" | "concatenated_string")
+    matches!(key.kind_name(), "string" | "integer" | "concatenated_string")
 }
 
 /// Whether something frees the graph of what is stored in `region` each step: a
@@ -467,7 +468,7 @@ fn overwrites_one_slot(store: Node) -> bool {
 /// `return` that hands the value to a caller.
 fn graph_release<'t>(checker: &Checker<'_, 't>, region: Node<'t>, value: Node<'t>) -> GraphRelease {
     let source = checker.source();
-    let function = if tree::is_function(region.kind()) { Some(region) } else { tree::enclosing_function(region) };
+    let function = if tree::is_function(region.kind_name()) { Some(region) } else { tree::enclosing_function(region) };
     let function_name = function.and_then(|f| f.child_by_field_id(field::NAME)).map(|n| tree::text(n, source));
     let returned = function.is_some_and(|f| returns(checker, f, tree::text(value, source), true));
     let calls: Vec<Node> = checker.facts.calls_named(&BACKWARD_NAMES, region);

@@ -1,5 +1,6 @@
 //! OOM002 eval-without-no-grad: a forward pass in evaluation code with autograd on.
 
+use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
@@ -64,7 +65,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     }
     // A method of this class (`self._destroy_policy(policy)`) runs a network only if its
     // body does: a name that sounds like one says nothing.
-    let own_method = call.child_by_field_id(field::FUNCTION).is_some_and(|f| f.kind() == "attribute")
+    let own_method = call.child_by_field_id(field::FUNCTION).is_some_and(|f| f.kind_name() == "attribute")
         && facts.local_definition(call).is_some();
     let forward = if own_method {
         runs_network_through_helper(checker, call)
@@ -87,7 +88,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let message = format!(
         "`{callee}(...)` runs {reason} with autograd on: every activation is kept for a backward pass that never comes"
     );
-    let function = place.function.filter(|f| f.kind() == "function_definition");
+    let function = place.function.filter(|f| f.kind_name() == "function_definition");
     let loop_ = place.loop_;
     // An evaluation function is decorated as a whole; otherwise the loop is wrapped.
     let decorate = function.filter(|_| loop_.is_none() || reason.starts_with("in evaluation function"));
@@ -139,7 +140,7 @@ impl<'t> Place<'t> {
     fn of(call: Node<'t>, root: Node<'t>) -> Place<'t> {
         let mut place = Place { loop_: None, for_loops: Vec::new(), function: None, body: root };
         for ancestor in tree::ancestors(call) {
-            let kind = ancestor.kind();
+            let kind = ancestor.kind_name();
             if tree::is_function(kind) {
                 place.function = Some(ancestor);
                 place.body = ancestor;
@@ -169,17 +170,17 @@ fn runs_network_through_helper<'t>(checker: &Checker<'_, 't>, call: Node<'t>) ->
     let facts = checker.facts;
     let Some(helper) = facts.local_definition(call) else { return false };
     let Some(function) = call.child_by_field_id(field::FUNCTION) else { return false };
-    let is_method = function.kind() == "attribute";
+    let is_method = function.kind_name() == "attribute";
     let source = checker.source();
     let handed_network = tree::positional_args(call).into_iter().any(|a| {
-        a.kind() == "identifier" && heuristics::is_model_name(tree::text(a, source))
-            || a.kind() == "attribute" && tree::last_name(a, source).is_some_and(heuristics::is_model_name)
+        a.kind_name() == "identifier" && heuristics::is_model_name(tree::text(a, source))
+            || a.kind_name() == "attribute" && tree::last_name(a, source).is_some_and(heuristics::is_model_name)
     });
     // Answered once per helper: a helper is called from many places.
     (handed_network || is_method)
         && *facts.memo("OOM002 helper runs a network with autograd on", Some(helper), || {
             tree::descendants(helper).any(|n| {
-                n.kind() == "call"
+                n.kind_name() == "call"
                     && tree::enclosing_function(n).is_some_and(|f| f.id() == helper.id())
                     && facts.is_forward_call(n)
                     && !facts.grad_disabled(n)
@@ -211,7 +212,7 @@ fn network_on_cpu<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
     }) else {
         return false;
     };
-    if network.kind() != "identifier" {
+    if network.kind_name() != "identifier" {
         return false;
     }
     let name = checker.text(network);
@@ -223,7 +224,7 @@ fn network_on_cpu<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
         let Some(binding) = checker.facts.index().lookup(name, network) else { return false };
         let crate::engine::facts::index::BindingKind::Value(mut value) = binding.kind else { return false };
         // The outermost move decides: `load(..., map_location="cpu").cuda()` is on the GPU.
-        while value.kind() == "call" {
+        while value.kind_name() == "call" {
             let Some(receiver) = tree::method_receiver(value) else { break };
             match tree::callee_name(value, source) {
                 Some("cpu") => return true,
@@ -233,11 +234,11 @@ fn network_on_cpu<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
                 _ => break,
             }
         }
-        if value.kind() == "identifier" && checker.text(value) == name {
+        if value.kind_name() == "identifier" && checker.text(value) == name {
             network = value;
             continue;
         }
-        return value.kind() == "call"
+        return value.kind_name() == "call"
             && tree::keyword_arg(value, "map_location", source).is_some_and(|m| is_cpu_text(tree::text(m, source)));
     }
     false
@@ -279,14 +280,14 @@ fn shape_check<'t>(checker: &Checker<'_, 't>, call: Node<'t>, place: &Place<'t>)
     let source = checker.source();
     let made_up = |arg: Node<'t>| {
         let arg = tree::unparenthesize(arg);
-        let value = match arg.kind() {
+        let value = match arg.kind_name() {
             "identifier" => match checker.facts.index().lookup(tree::text(arg, source), arg).map(|b| b.kind) {
                 Some(crate::engine::facts::index::BindingKind::Value(value)) => value,
                 _ => return false,
             },
             _ => arg,
         };
-        value.kind() == "call"
+        value.kind_name() == "call"
             && tree::callee_name(value, source).is_some_and(|c| SYNTHETIC.contains(&c))
             && checker.facts.qualified_name(value.child_by_field_id(field::FUNCTION).unwrap_or(value)).is_some_and(|q| q.starts_with("torch."))
     };
@@ -302,18 +303,18 @@ fn is_cpu_text(text: &str) -> bool {
 /// (`return model(x, t)`, a sampler's noise prediction that guidance differentiates), or it
 /// is a callback passed to code elsewhere and never called here.
 fn callers_decide<'t>(checker: &Checker<'_, 't>, call: Node<'t>, place: &Place<'t>) -> bool {
-    let Some(function) = place.function.filter(|f| f.kind() == "function_definition") else {
+    let Some(function) = place.function.filter(|f| f.kind_name() == "function_definition") else {
         return false;
     };
     let returned = place.loop_.is_none()
-        && tree::ancestors_in_function(call).find(|a| a.kind() == "return_statement").is_some_and(|r| {
+        && tree::ancestors_in_function(call).find(|a| a.kind_name() == "return_statement").is_some_and(|r| {
             let mut value = call;
             // `return model(x).float()`, `return model(x), state`
             for parent in tree::ancestors_in_function(call) {
                 if parent.id() == r.id() {
                     return true;
                 }
-                match parent.kind() {
+                match parent.kind_name() {
                     "expression_list" | "tuple" | "parenthesized_expression" => {}
                     "attribute" if parent.child_by_field_id(field::OBJECT).is_some_and(|o| o.id() == value.id()) => {}
                     "call"
@@ -335,10 +336,10 @@ fn callers_decide<'t>(checker: &Checker<'_, 't>, call: Node<'t>, place: &Place<'
 fn returns_graph<'t>(checker: &Checker<'_, 't>, place: &Place<'t>, function: Node<'t>) -> bool {
     place.loop_.is_none()
         && tree::descendants(function)
-            .filter(|n| n.kind() == "return_statement")
+            .filter(|n| n.kind_name() == "return_statement")
             .filter(|r| tree::enclosing_function(*r).is_some_and(|f| f.id() == function.id()))
             .filter_map(|r| r.named_child(0))
-            .flat_map(|v| match v.kind() {
+            .flat_map(|v| match v.kind_name() {
                 "expression_list" | "tuple" => v.named_children(&mut v.walk()).collect(),
                 _ => vec![v],
             })
@@ -360,7 +361,7 @@ fn only_passed_as_callback<'t>(checker: &Checker<'_, 't>, function: Node<'t>) ->
     !uses.is_empty()
         && uses.iter().all(|u| {
             tree::parent(*u)
-                .is_some_and(|p| matches!(p.kind(), "argument_list" | "keyword_argument" | "return_statement"))
+                .is_some_and(|p| matches!(p.kind_name(), "argument_list" | "keyword_argument" | "return_statement"))
         })
 }
 
@@ -369,7 +370,7 @@ fn only_passed_as_callback<'t>(checker: &Checker<'_, 't>, function: Node<'t>) ->
 fn decorate_fix(checker: &Checker, function: Node) -> Option<Fix> {
     let source = checker.source();
     let (torch, import) = edits::torch_module(checker.facts);
-    let top = tree::parent(function).filter(|p| p.kind() == "decorated_definition").unwrap_or(function);
+    let top = tree::parent(function).filter(|p| p.kind_name() == "decorated_definition").unwrap_or(function);
     let indent = edits::line_indent(source, top.start_byte());
     let decorator = Edit::insert(top.start_byte(), format!("@{torch}.no_grad()\n{indent}"));
     // The import first: both go at the file's start when the function opens the file.
@@ -397,7 +398,7 @@ fn wrap_fix(checker: &Checker, loop_: Node) -> Option<Fix> {
 
 /// Why this call is evaluation code, in words for the message; `None` when it is not.
 fn evaluation_reason<'t>(checker: &Checker<'_, 't>, call: Node<'t>, place: &Place<'t>) -> Option<String> {
-    if let Some(function) = place.function.filter(|f| f.kind() == "function_definition") {
+    if let Some(function) = place.function.filter(|f| f.kind_name() == "function_definition") {
         match &*what_the_name_says(checker, function) {
             NameSays::NotEvaluation => return None,
             NameSays::Evaluation(reason) => return Some(reason.clone()),
@@ -443,14 +444,14 @@ fn evaluation_regions(checker: &Checker) -> Option<Vec<std::ops::Range<usize>>> 
         let spelled = tree::text(name, source);
         // A function named for evaluation (what `what_the_name_says` may call evaluation).
         if heuristics::is_eval_function_name(spelled, pytest)
-            && let Some(function) = tree::parent(name).filter(|f| f.kind() == "function_definition")
+            && let Some(function) = tree::parent(name).filter(|f| f.kind_name() == "function_definition")
             && function.child_by_field_id(field::NAME).is_some_and(|n| n.id() == name.id())
         {
             regions.push(function.byte_range());
         }
         // A loop over evaluation data (what `evaluation_data` looks for in an iterable).
         if heuristics::is_eval_data_name(spelled) {
-            for loop_ in tree::ancestors(name).filter(|a| a.kind() == "for_statement") {
+            for loop_ in tree::ancestors(name).filter(|a| a.kind_name() == "for_statement") {
                 if loop_.child_by_field_id(field::RIGHT).is_some_and(|r| r.byte_range().contains(&name.start_byte())) {
                     regions.push(loop_.byte_range());
                 }
@@ -505,7 +506,7 @@ fn evaluation_data(checker: &Checker, loop_: Node) -> std::rc::Rc<Option<String>
     checker.facts.memo("OOM002 a loop's evaluation data", Some(loop_), || {
         let iterable = loop_.child_by_field_id(field::RIGHT)?;
         tree::descendants(iterable)
-            .filter(|n| n.kind() == "identifier")
+            .filter(|n| n.kind_name() == "identifier")
             .map(|n| checker.text(n))
             .find(|n| heuristics::is_eval_data_name(n))
             .map(str::to_owned)
@@ -518,7 +519,7 @@ fn is_test_case(checker: &Checker, function: Node) -> bool {
     if !name.starts_with("test") {
         return false;
     }
-    let class = tree::ancestors(function).find(|a| a.kind() == "class_definition");
+    let class = tree::ancestors(function).find(|a| a.kind_name() == "class_definition");
     let class_name = class.and_then(|c| c.child_by_field_id(field::NAME)).map(|n| checker.text(n)).unwrap_or("");
     heuristics::is_pytest_file(checker.facts.path) || class_name.contains("Test")
 }
@@ -543,7 +544,7 @@ fn network_name<'t>(checker: &Checker<'_, 't>, call: Node<'t>, body: Node<'t>) -
 /// called in the same body is a network, and that call a forward pass.
 fn called_after_own_eval<'t>(checker: &Checker<'_, 't>, call: Node<'t>, body: Node<'t>) -> bool {
     let Some(function) = call.child_by_field_id(field::FUNCTION) else { return false };
-    matches!(function.kind(), "identifier" | "attribute")
+    matches!(function.kind_name(), "identifier" | "attribute")
         && tree::last_name(function, checker.source())
             .is_some_and(|name| put_in_eval_mode_before(checker, call, body, name))
 }

@@ -1,5 +1,6 @@
 //! OOM003 deprecated-cuda-amp: `torch.cuda.amp.*` and `torch.cpu.amp.*`.
 
+use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, Evidence, Rule, rule_files};
 use crate::diagnostic::Severity;
@@ -53,7 +54,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let qualified = match facts.qualified_name(reference) {
         Some(name) => name,
         // `torch.cuda.amp.autocast` written out in a file that never imports torch.
-        None if reference.kind() == "attribute"
+        None if reference.kind_name() == "attribute"
             && checker.text(reference).starts_with("torch.")
             && facts.index().lookup("torch", reference).is_none() =>
         {
@@ -80,12 +81,12 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
 /// `scaler: Optional[torch.cuda.amp.GradScaler]`: a type names the class and calls nothing,
 /// so no warning is emitted.
 fn is_annotation(reference: Node) -> bool {
-    tree::ancestors(reference).any(|a| a.kind() == "type")
+    tree::ancestors(reference).any(|a| a.kind_name() == "type")
 }
 
 /// The attribute `name` is the last link of (`amp.autocast` for `autocast`).
 fn ended_attribute(name: Node) -> Option<Node> {
-    let attribute = tree::parent(name).filter(|p| p.kind() == "attribute")?;
+    let attribute = tree::parent(name).filter(|p| p.kind_name() == "attribute")?;
     attribute.child_by_field_id(field::ATTRIBUTE).filter(|a| a.id() == name.id()).map(|_| attribute)
 }
 
@@ -101,14 +102,14 @@ fn modern_spelling_fix<'t>(checker: &Checker<'_, 't>, reference: Node<'t>, path:
     let (module, name) = path.rsplit_once('.')?;
     let device = if module.starts_with("torch.cpu") { "cpu" } else { "cuda" };
     let mut edits = argument_edits(checker, reference, name, device)?;
-    let import = if reference.kind() == "identifier" { bare_name_import(checker, reference) } else { None };
+    let import = if reference.kind_name() == "identifier" { bare_name_import(checker, reference) } else { None };
     match import {
         Some(statement) if rewritable_import(checker, statement) => {
             let module_name = statement.child_by_field_id(field::MODULE_NAME)?;
             edits.push(Edit::replace(TextRange::of(module_name), "torch.amp"));
         }
         // Spelled through an alias assignment: the alias may be used elsewhere as a value.
-        None if reference.kind() == "identifier" => return None,
+        None if reference.kind_name() == "identifier" => return None,
         _ => {
             let (torch, import_edit) = torch_name(checker, reference);
             edits.push(Edit::replace(TextRange::of(reference), format!("{torch}.amp.{name}")));
@@ -123,10 +124,10 @@ fn modern_spelling_fix<'t>(checker: &Checker<'_, 't>, reference: Node<'t>, path:
 /// else the file's top-level torch import, added when missing.
 fn torch_name<'t>(checker: &Checker<'_, 't>, reference: Node<'t>) -> (String, Option<Edit>) {
     let mut root = reference;
-    while let Some(object) = root.child_by_field_id(field::OBJECT).filter(|_| root.kind() == "attribute") {
+    while let Some(object) = root.child_by_field_id(field::OBJECT).filter(|_| root.kind_name() == "attribute") {
         root = object;
     }
-    if root.kind() == "identifier" && checker.facts.qualified_name(root).as_deref() == Some("torch") {
+    if root.kind_name() == "identifier" && checker.facts.qualified_name(root).as_deref() == Some("torch") {
         return (checker.text(root).to_string(), None);
     }
     edits::torch_module(checker.facts)
@@ -139,7 +140,7 @@ fn argument_edits(checker: &Checker, reference: Node, name: &str, device: &str) 
     let device_literal = edits::string_literal(checker.facts, device);
     let parent = tree::parent(reference)?;
     let call =
-        (parent.kind() == "call" && parent.child_by_field_id(field::FUNCTION)?.id() == reference.id()).then_some(parent);
+        (parent.kind_name() == "call" && parent.child_by_field_id(field::FUNCTION)?.id() == reference.id()).then_some(parent);
     match (call, name) {
         (Some(call), "custom_fwd" | "custom_bwd") => {
             Some(vec![edits::append_argument(source, call, &format!("device_type={device_literal}"))?])
@@ -151,18 +152,18 @@ fn argument_edits(checker: &Checker, reference: Node, name: &str, device: &str) 
             for (argument, keyword) in
                 tree::positional_args(call).into_iter().zip(["enabled", "dtype", "cache_enabled"])
             {
-                if argument.kind() == "list_splat" {
+                if argument.kind_name() == "list_splat" {
                     return None;
                 }
                 all.push(Edit::insert(argument.start_byte(), format!("{keyword}=")));
             }
             let arguments = call.child_by_field_id(field::ARGUMENTS)?;
-            let splat = arguments.named_children(&mut arguments.walk()).any(|a| a.kind() == "list_splat");
+            let splat = arguments.named_children(&mut arguments.walk()).any(|a| a.kind_name() == "list_splat");
             (tree::positional_args(call).len() <= 3 && !splat).then_some(all)
         }
         // GradScaler keeps its parameters in order after the new leading device.
         (Some(call), _) => Some(vec![edits::prepend_argument(call, &device_literal)?]),
-        (None, "custom_fwd" | "custom_bwd") if parent.kind() == "decorator" => {
+        (None, "custom_fwd" | "custom_bwd") if parent.kind_name() == "decorator" => {
             Some(vec![Edit::insert(reference.end_byte(), format!("(device_type={device_literal})"))])
         }
         (None, _) => None,
@@ -172,7 +173,7 @@ fn argument_edits(checker: &Checker, reference: Node, name: &str, device: &str) 
 /// The `from torch.cuda.amp import ...` statement a bare name comes from.
 fn bare_name_import<'t>(checker: &Checker<'_, 't>, reference: Node<'t>) -> Option<Node<'t>> {
     let binding = checker.facts.index().lookup(checker.text(reference), reference)?;
-    (binding.statement.kind() == "import_from_statement").then_some(binding.statement)
+    (binding.statement.kind_name() == "import_from_statement").then_some(binding.statement)
 }
 
 /// Every name the statement imports exists in `torch.amp`, and every use of each can
@@ -189,7 +190,7 @@ fn every_use_rewritable<'t>(checker: &Checker<'_, 't>, statement: Node<'t>) -> b
     }
     let mut cursor = statement.walk();
     statement.children_by_field_id(field::id(field::NAME), &mut cursor).all(|imported| {
-        let (original, local) = match imported.kind() {
+        let (original, local) = match imported.kind_name() {
             "aliased_import" => (imported.child_by_field_id(field::NAME), imported.child_by_field_id(field::ALIAS)),
             _ => (Some(imported), Some(imported)),
         };

@@ -1,5 +1,6 @@
 //! OOM004 checkpoint-late-binding: a checkpointed closure that captures a loop variable.
 
+use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, Evidence, Rule, rule_files};
 use crate::diagnostic::Severity;
@@ -47,7 +48,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let Some((params, body)) = closure_parts(checker, function) else { return };
     let source = checker.source();
     let captured: BTreeSet<&str> = tree::descendants(body)
-        .filter(|n| n.kind() == "identifier" && tree::is_name_reference(*n))
+        .filter(|n| n.kind_name() == "identifier" && tree::is_name_reference(*n))
         .map(|n| tree::text(n, source))
         .filter(|n| loop_names.contains(n) && !params.contains(n))
         .collect();
@@ -56,7 +57,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     }
     let names: Vec<String> = captured.iter().map(|n| format!("`{n}`")).collect();
     let what =
-        if function.kind() == "lambda" { "the lambda".to_string() } else { format!("`{}`", checker.text(function)) };
+        if function.kind_name() == "lambda" { "the lambda".to_string() } else { format!("`{}`", checker.text(function)) };
     let message = format!(
         "{what} passed to `checkpoint` captures loop variable {} by reference: backward recomputes with its last value, so gradients are silently wrong",
         names.join(", ")
@@ -77,7 +78,7 @@ fn bind_defaults_fix<'t>(
     bindings: &[String],
 ) -> Option<Fix> {
     let source = checker.source();
-    let definition = match function.kind() {
+    let definition = match function.kind_name() {
         "lambda" => function,
         _ => {
             let binding = checker.facts.index().lookup(checker.text(function), function)?;
@@ -90,8 +91,8 @@ fn bind_defaults_fix<'t>(
         Some(parameters) => {
             // Defaults go before `**kwargs`, and after everything else.
             let mut cursor = parameters.walk();
-            let kwargs = parameters.named_children(&mut cursor).find(|p| p.kind() == "dictionary_splat_pattern");
-            let end = if parameters.kind() == "parameters" { parameters.end_byte() - 1 } else { parameters.end_byte() };
+            let kwargs = parameters.named_children(&mut cursor).find(|p| p.kind_name() == "dictionary_splat_pattern");
+            let end = if parameters.kind_name() == "parameters" { parameters.end_byte() - 1 } else { parameters.end_byte() };
             match kwargs {
                 Some(kwargs) => Edit::insert(kwargs.start_byte(), format!("{defaults}, ")),
                 None => {
@@ -117,7 +118,7 @@ fn bind_defaults_fix<'t>(
 /// variable is captured by reference too (`[checkpoint(lambda h: head(h), x) for head in
 /// heads]` recomputes every element with the last head).
 fn enclosing_iteration(call: Node) -> Option<Node> {
-    tree::ancestors_in_function(call).find(|a| tree::is_loop(a.kind()) || is_comprehension(a.kind()))
+    tree::ancestors_in_function(call).find(|a| tree::is_loop(a.kind_name()) || is_comprehension(a.kind_name()))
 }
 
 fn is_comprehension(kind: &str) -> bool {
@@ -129,15 +130,15 @@ fn is_comprehension(kind: &str) -> bool {
 fn loop_bound_names<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> BTreeSet<&'t str> {
     let source = checker.source();
     let mut names = BTreeSet::new();
-    for comprehension in tree::ancestors_in_function(call).filter(|a| is_comprehension(a.kind())) {
+    for comprehension in tree::ancestors_in_function(call).filter(|a| is_comprehension(a.kind_name())) {
         let mut cursor = comprehension.walk();
         let clauses: Vec<Node> =
-            comprehension.named_children(&mut cursor).filter(|c| c.kind() == "for_in_clause").collect();
+            comprehension.named_children(&mut cursor).filter(|c| c.kind_name() == "for_in_clause").collect();
         for left in clauses.into_iter().filter_map(|c| c.child_by_field_id(field::LEFT)) {
             names.extend(target_names(left).into_iter().map(|n| tree::text(n, source)));
         }
     }
-    for ancestor in tree::ancestors_in_function(call).filter(|a| tree::is_loop(a.kind())) {
+    for ancestor in tree::ancestors_in_function(call).filter(|a| tree::is_loop(a.kind_name())) {
         if let Some(left) = ancestor.child_by_field_id(field::LEFT) {
             names.extend(target_names(left).into_iter().map(|n| tree::text(n, source)));
         }
@@ -154,7 +155,7 @@ fn assigned_in_loop(loop_: Node) -> Vec<std::ops::Range<usize>> {
     let function = tree::enclosing_function(loop_).map(|f| f.id());
     let mut names = Vec::new();
     for node in tree::descendants(body) {
-        let target = match node.kind() {
+        let target = match node.kind_name() {
             "assignment" | "augmented_assignment" | "for_statement" => node.child_by_field_id(field::LEFT),
             "named_expression" => node.child_by_field_id(field::NAME),
             _ => None,
@@ -171,11 +172,11 @@ fn assigned_in_loop(loop_: Node) -> Vec<std::ops::Range<usize>> {
 /// Parameter names and body of a lambda, or of the nested `def` a name refers to.
 fn closure_parts<'t>(checker: &Checker<'_, 't>, function: Node<'t>) -> Option<(BTreeSet<&'t str>, Node<'t>)> {
     let source = checker.source();
-    let definition = match function.kind() {
+    let definition = match function.kind_name() {
         "lambda" => function,
         _ => {
             let binding = checker.facts.index().lookup(checker.text(function), function)?;
-            if !matches!(binding.kind, BindingKind::Definition) || binding.statement.kind() != "function_definition" {
+            if !matches!(binding.kind, BindingKind::Definition) || binding.statement.kind_name() != "function_definition" {
                 return None;
             }
             binding.statement
@@ -185,17 +186,17 @@ fn closure_parts<'t>(checker: &Checker<'_, 't>, function: Node<'t>) -> Option<(B
         .child_by_field_id(field::PARAMETERS)
         .map(|p| {
             tree::descendants(p)
-                .filter(|n| n.kind() == "identifier" && !is_inside_default(*n, p))
+                .filter(|n| n.kind_name() == "identifier" && !is_inside_default(*n, p))
                 .map(|n| tree::text(n, source))
                 .collect()
         })
         .unwrap_or_default();
     let mut params: BTreeSet<&str> = params;
     let body = definition.child_by_field_id(field::BODY)?;
-    if definition.kind() == "function_definition" {
+    if definition.kind_name() == "function_definition" {
         // Names the def assigns itself are its locals, not captures.
         for node in tree::descendants(body) {
-            if let Some(left) = node.child_by_field_id(field::LEFT).filter(|_| node.kind() == "assignment") {
+            if let Some(left) = node.child_by_field_id(field::LEFT).filter(|_| node.kind_name() == "assignment") {
                 params.extend(target_names(left).into_iter().map(|n| tree::text(n, source)));
             }
         }
@@ -206,7 +207,7 @@ fn closure_parts<'t>(checker: &Checker<'_, 't>, function: Node<'t>) -> Option<(B
 /// A parameter's default value is evaluated at definition time: not a parameter name.
 fn is_inside_default(node: Node, params: Node) -> bool {
     tree::ancestors(node).take_while(|a| a.id() != params.id()).any(|a| {
-        matches!(a.kind(), "default_parameter" | "typed_default_parameter")
+        matches!(a.kind_name(), "default_parameter" | "typed_default_parameter")
             && a.child_by_field_id(field::VALUE).is_some_and(|v| tree::contains(v, node))
     })
 }

@@ -1,6 +1,7 @@
 //! OOM005 checkpoint-reentrant-default: `torch.utils.checkpoint` called without an
 //! explicit `use_reentrant=`.
 
+use crate::engine::tree::KindName;
 use super::{Check, Cost, Evidence, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
@@ -56,7 +57,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     }
     // `**options` may carry it.
     let mut cursor = arguments.walk();
-    if arguments.named_children(&mut cursor).any(|a| a.kind() == "dictionary_splat") {
+    if arguments.named_children(&mut cursor).any(|a| a.kind_name() == "dictionary_splat") {
         return;
     }
     let short = function.rsplit('.').next().unwrap_or("checkpoint");

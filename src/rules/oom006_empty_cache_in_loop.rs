@@ -1,6 +1,7 @@
 //! OOM006 empty-cache-in-loop: `torch.cuda.empty_cache()` on every iteration of a
 //! training or evaluation loop, directly or through a helper the loop calls.
 
+use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, DeviceMeasure, Rule, rule_files};
 use crate::diagnostic::Severity;
@@ -109,10 +110,10 @@ const PER_STEP_HOOKS: [&str; 11] = [
 /// Whether `function` is a method of a class (`def` in a class body, decorated or not).
 fn is_method(function: Node) -> bool {
     let mut node = function;
-    if node.parent().is_some_and(|p| p.kind() == "decorated_definition") {
+    if node.parent().is_some_and(|p| p.kind_name() == "decorated_definition") {
         node = node.parent().unwrap_or(node);
     }
-    node.parent().and_then(|body| body.parent()).is_some_and(|p| p.kind() == "class_definition")
+    node.parent().and_then(|body| body.parent()).is_some_and(|p| p.kind_name() == "class_definition")
 }
 
 /// Code in a per-step method that does not run on every call: any branch, handler or
@@ -120,7 +121,7 @@ fn is_method(function: Node) -> bool {
 fn runs_conditionally(site: Node) -> bool {
     tree::ancestors_in_function(site).any(|a| {
         matches!(
-            a.kind(),
+            a.kind_name(),
             "if_statement"
                 | "elif_clause"
                 | "else_clause"
@@ -139,7 +140,7 @@ fn per_step<'t>(facts: &Facts<'t>, site: Node<'t>, depth: usize) -> Option<StepP
     let source = facts.source;
     let function = tree::enclosing_function(site);
     let function_name = function
-        .filter(|f| f.kind() == "function_definition")
+        .filter(|f| f.kind_name() == "function_definition")
         .and_then(|f| f.child_by_field_id(field::NAME))
         .map(|n| tree::text(n, source));
     // Inside a network's own forward pass a loop runs over frames or chunks of one
@@ -179,7 +180,7 @@ fn per_step<'t>(facts: &Facts<'t>, site: Node<'t>, depth: usize) -> Option<StepP
 /// some other object that happens to share its name.
 fn calls_function(call: Node, source: &str) -> bool {
     let Some(function) = call.child_by_field_id(field::FUNCTION) else { return false };
-    match function.kind() {
+    match function.kind_name() {
         "identifier" => true,
         "attribute" => function.child_by_field_id(field::OBJECT).is_some_and(|o| tree::text(o, source) == "self"),
         _ => false,
@@ -193,13 +194,13 @@ fn calls_function(call: Node, source: &str) -> bool {
 /// `if args.low_memory:`).
 fn runs_only_sometimes<'t>(facts: &Facts<'t>, node: Node<'t>, site: Node<'t>, counters: &[&str]) -> bool {
     let source = facts.source;
-    match node.kind() {
+    match node.kind_name() {
         "except_clause" | "except_group_clause" => true,
         "finally_clause" => node.parent().is_some_and(|statement| {
             let mut cursor = statement.walk();
             statement
                 .named_children(&mut cursor)
-                .any(|c| c.kind() == "except_clause" && catches_out_of_memory(facts, c))
+                .any(|c| c.kind_name() == "except_clause" && catches_out_of_memory(facts, c))
         }),
         // Only the branch the condition selects: an `else` runs on the other steps.
         "if_statement" | "elif_clause"
@@ -215,9 +216,9 @@ fn runs_only_sometimes<'t>(facts: &Facts<'t>, node: Node<'t>, site: Node<'t>, co
 /// or a switch the user sets for memory.
 fn picks_steps(condition: Node, source: &str, counters: &[&str]) -> bool {
     tree::descendants(condition).any(|n| {
-        n.kind() == "%"
-            || (n.kind() == "identifier" && counters.contains(&tree::text(n, source)))
-            || (n.kind() == "identifier"
+        n.kind_name() == "%"
+            || (n.kind_name() == "identifier" && counters.contains(&tree::text(n, source)))
+            || (n.kind_name() == "identifier"
                 && words(tree::text(n, source)).iter().any(|w| MEMORY_WORDS.contains(&w.as_str())))
     })
 }
@@ -232,10 +233,10 @@ fn exits_early_on_some_steps(owner: Node, site: Node, source: &str, counters: &[
         .named_children(&mut cursor)
         .take_while(|statement| statement.end_byte() <= site.start_byte())
         .collect();
-    before.into_iter().filter(|statement| statement.kind() == "if_statement").any(|statement| {
+    before.into_iter().filter(|statement| statement.kind_name() == "if_statement").any(|statement| {
         let exits = statement.child_by_field_id(field::CONSEQUENCE).is_some_and(|branch| {
             let mut cursor = branch.walk();
-            branch.named_children(&mut cursor).any(|s| matches!(s.kind(), "return_statement" | "continue_statement"))
+            branch.named_children(&mut cursor).any(|s| matches!(s.kind_name(), "return_statement" | "continue_statement"))
         });
         exits && statement.child_by_field_id(field::CONDITION).is_some_and(|c| picks_steps(c, source, counters))
     })
@@ -252,13 +253,13 @@ fn loop_targets<'t>(step_loop: Node<'t>, source: &'t str) -> Vec<&'t str> {
         return Vec::new();
     };
     let names = crate::engine::facts::index::target_names(left);
-    match (right.kind(), tree::callee_name(right, source)) {
+    match (right.kind_name(), tree::callee_name(right, source)) {
         ("call", Some("range")) => names.into_iter().map(|n| tree::text(n, source)).collect(),
         ("call", Some("enumerate")) => {
             let first = tree::unparenthesize(left);
             let first =
-                if matches!(first.kind(), "pattern_list" | "tuple_pattern") { first.named_child(0) } else { None };
-            first.filter(|n| n.kind() == "identifier").map(|n| vec![tree::text(n, source)]).unwrap_or_default()
+                if matches!(first.kind_name(), "pattern_list" | "tuple_pattern") { first.named_child(0) } else { None };
+            first.filter(|n| n.kind_name() == "identifier").map(|n| vec![tree::text(n, source)]).unwrap_or_default()
         }
         _ => Vec::new(),
     }
@@ -286,9 +287,9 @@ fn step_loop_read<'t>(facts: &Facts<'t>, step_loop: Node<'t>) -> bool {
     }
     let Some(body) = step_loop.child_by_field_id(field::BODY) else { return false };
     // The calls of the loop's own body: not those of a loop or function nested in it.
-    let own_code = |node: Node| !tree::is_loop(node.kind()) && !tree::is_function(node.kind());
+    let own_code = |node: Node| !tree::is_loop(node.kind_name()) && !tree::is_function(node.kind_name());
     let own_calls: Vec<Node<'t>> =
-        tree::descendants_entering(body, own_code).filter(|n| n.kind() == "call").collect();
+        tree::descendants_entering(body, own_code).filter(|n| n.kind_name() == "call").collect();
     // A serving loop: each iteration waits for the next request and handles it whole.
     // Releasing the cache between requests hands memory back while the process idles.
     let trains = own_calls.iter().any(|c| trains_a_step(facts, *c));
@@ -363,7 +364,7 @@ fn compares_given_tensors<'t>(facts: &Facts<'t>, call: Node<'t>) -> bool {
             .is_some_and(|o| matches!(facts.text(o), "F" | "functional" | "nn.functional" | "torch.nn.functional"));
     let runs_network = || {
         call.child_by_field_id(field::ARGUMENTS)
-            .is_some_and(|args| tree::descendants(args).any(|n| n.kind() == "call" && facts.is_forward_call(n)))
+            .is_some_and(|args| tree::descendants(args).any(|n| n.kind_name() == "call" && facts.is_forward_call(n)))
     };
     functional && !runs_network()
 }
@@ -380,8 +381,8 @@ fn has_step_loop<'t>(facts: &Facts<'t>, function: Node<'t>) -> bool {
     // training script's `main()` holds tens of thousands of nodes, read once.
     // The loops of a function nested in it are that function's.
     *facts.memo("OOM006 has a step loop", Some(function), || {
-        tree::descendants_entering(function, |node| !tree::is_function(node.kind()))
-            .filter(|n| tree::is_loop(n.kind()))
+        tree::descendants_entering(function, |node| !tree::is_function(node.kind_name()))
+            .filter(|n| tree::is_loop(n.kind_name()))
             .any(|n| is_step_loop(facts, n))
     })
 }

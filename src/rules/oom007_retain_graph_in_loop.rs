@@ -1,6 +1,7 @@
 //! OOM007 retain-graph-in-loop: `backward(retain_graph=True)` in a loop with no later
 //! backward through the same graph in that iteration.
 
+use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::{Severity, TextRange};
@@ -39,7 +40,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let facts = checker.facts;
     let source = checker.source();
     // `loss.backward(...)`, or `torch.autograd.backward` / `grad` however imported.
-    let is_backward = (callee.kind() == "attribute" && tree::last_name(callee, source) == Some("backward"))
+    let is_backward = (callee.kind_name() == "attribute" && tree::last_name(callee, source) == Some("backward"))
         || facts.qualified_name(callee).is_some_and(|q| AUTOGRAD_FUNCTIONS.contains(&q.as_str()));
     if !is_backward {
         return;
@@ -55,7 +56,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     };
     // The iteration must build the graph it retains: a loop over several losses of one
     // graph (`for loss in losses: loss.backward(retain_graph=True)`) needs it retained.
-    let builds_graph = tree::descendants(step).any(|n| n.kind() == "call" && facts.is_forward_or_loss_call(n));
+    let builds_graph = tree::descendants(step).any(|n| n.kind_name() == "call" && facts.is_forward_or_loss_call(n));
     if !builds_graph {
         return;
     }
@@ -85,7 +86,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
 /// function's call sites (`self.f(...)` or `f(...)`), when every call site is in a loop,
 /// with that call site.
 fn helper_called_in_loops<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> Option<(Node<'t>, Node<'t>)> {
-    let function = tree::enclosing_function(call).filter(|f| f.kind() == "function_definition")?;
+    let function = tree::enclosing_function(call).filter(|f| f.kind_name() == "function_definition")?;
     let name = function.child_by_field_id(field::NAME)?;
     let sites: Vec<Node<'t>> = checker
         .facts

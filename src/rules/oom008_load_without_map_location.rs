@@ -1,6 +1,7 @@
 //! OOM008 load-without-map-location: `torch.load` without `map_location`, so every
 //! tensor comes back on the device that saved it.
 
+use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
@@ -57,11 +58,11 @@ fn could_call_torch_load(source: &str) -> bool {
 fn reads_back_its_own_bytes(checker: &Checker, call: Node, target: Node) -> bool {
     let source = checker.source();
     let target = tree::unparenthesize(target);
-    let file = match target.kind() {
+    let file = match target.kind_name() {
         "attribute" if tree::last_name(target, source) == Some("name") => target.child_by_field_id(field::OBJECT),
         _ => Some(target),
     };
-    match file.map(|f| (f.kind(), f)) {
+    match file.map(|f| (f.kind_name(), f)) {
         // `BytesIO(response.content)`: bytes another machine sent, with its devices.
         Some(("call", file)) => {
             tree::callee_name(file, source).is_some_and(|name| IN_MEMORY.contains(&name))
@@ -98,7 +99,7 @@ fn in_temporary_directory<'t>(checker: &Checker<'_, 't>, call: Node<'t>, target:
     let before = &source[scope..call.start_byte()];
     let made = ["TemporaryDirectory(", "mkdtemp(", "gettempdir("];
     let no_temporary_directory = checker.facts.index().first_text_in(&made, scope..call.start_byte()).is_none();
-    tree::descendants(target).filter(|n| n.kind() == "identifier").any(|name| {
+    tree::descendants(target).filter(|n| n.kind_name() == "identifier").any(|name| {
         let name = tree::text(name, source);
         if matches!(name, "tmp_path" | "tmpdir" | "tmp_path_factory" | "tmpdir_factory") {
             return true;
@@ -128,7 +129,7 @@ fn saved_earlier_in_same_run(checker: &Checker, call: Node, target: Node) -> boo
     };
     let mut path = tree::text(target, source).to_string();
     // `with open(path, "rb") as f: torch.load(f)`: the path is what `f` was opened from.
-    if target.kind() == "identifier" {
+    if target.kind_name() == "identifier" {
         let opened = format!(r"open\(\s*([^,\n]+?)\s*,[^\n]*\)\s+as\s+{}\b", regex::escape(&path));
         if let Some(found) = regex::Regex::new(&opened).ok().and_then(|p| p.captures_iter(before).last()) {
             path = found[1].to_string();
@@ -145,7 +146,7 @@ fn saved_earlier_in_same_run(checker: &Checker, call: Node, target: Node) -> boo
 /// files are written from CPU tensors (a DataLoader worker could not hold GPU ones).
 fn loads_a_data_cache<'t>(checker: &Checker<'_, 't>, call: Node<'t>, target: Node<'t>) -> bool {
     let source = checker.source();
-    let in_dataset = tree::ancestors(call).filter(|a| a.kind() == "class_definition").any(|class| {
+    let in_dataset = tree::ancestors(call).filter(|a| a.kind_name() == "class_definition").any(|class| {
         class.child_by_field_id(field::SUPERCLASSES).is_some_and(|s| tree::text(s, source).contains("Dataset"))
     });
     if in_dataset {
@@ -161,7 +162,7 @@ fn loads_a_data_cache<'t>(checker: &Checker<'_, 't>, call: Node<'t>, target: Nod
     };
     // The name's own assignment tells what it holds (`fn = os.path.join(dir, "cache.pt")`).
     let bound =
-        (target.kind() == "identifier").then(|| checker.facts.index().lookup(path, target)).flatten().and_then(|b| {
+        (target.kind_name() == "identifier").then(|| checker.facts.index().lookup(path, target)).flatten().and_then(|b| {
             match b.kind {
                 crate::engine::facts::index::BindingKind::Value(value) => Some(tree::text(value, source)),
                 _ => None,
@@ -170,7 +171,7 @@ fn loads_a_data_cache<'t>(checker: &Checker<'_, 't>, call: Node<'t>, target: Nod
     if described(path) || bound.is_some_and(|v| v.to_ascii_lowercase().contains("cache")) {
         return true;
     }
-    let guarded = tree::ancestors_in_function(call).filter(|a| a.kind() == "if_statement").any(|statement| {
+    let guarded = tree::ancestors_in_function(call).filter(|a| a.kind_name() == "if_statement").any(|statement| {
         statement.child_by_field_id(field::CONDITION).is_some_and(|c| {
             let condition = tree::text(c, source);
             ["exists(", "isfile(", "is_file("].iter().any(|check| condition.contains(check)) && condition.contains(path)
@@ -184,7 +185,7 @@ fn loads_a_data_cache<'t>(checker: &Checker<'_, 't>, call: Node<'t>, target: Nod
 /// the device on each branch, the GPU one deliberately.
 fn other_branch_maps_to_cpu<'t>(checker: &Checker<'_, 't>, call: Node<'t>) -> bool {
     let source = checker.source();
-    let Some(statement) = tree::ancestors_in_function(call).find(|a| a.kind() == "if_statement") else {
+    let Some(statement) = tree::ancestors_in_function(call).find(|a| a.kind_name() == "if_statement") else {
         return false;
     };
     checker.facts.calls_named(&["load"], statement).into_iter().any(|other| {
@@ -235,7 +236,7 @@ fn every_save_from_cpu(checker: &Checker) -> bool {
         && saves.iter().all(|save| {
             let Some(saved) = tree::positional_args(*save).first().copied() else { return false };
             let mut root = saved;
-            while let Some(inner) = match root.kind() {
+            while let Some(inner) = match root.kind_name() {
                 "call" => root.child_by_field_id(field::FUNCTION),
                 "attribute" => root.child_by_field_id(field::OBJECT),
                 _ => None,
@@ -244,7 +245,7 @@ fn every_save_from_cpu(checker: &Checker) -> bool {
             }
             let body = tree::enclosing_body(*save);
             let before = &source[body.start_byte()..save.start_byte()];
-            root.kind() == "identifier"
+            root.kind_name() == "identifier"
                 && regex::Regex::new(&format!(r"\b{}\b[^\n]*\.cpu\(\)", regex::escape(tree::text(root, source))))
                     .is_ok_and(|p| p.is_match(before))
         })
@@ -304,7 +305,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
         return;
     }
     let mut cursor = arguments.walk();
-    if arguments.named_children(&mut cursor).any(|a| matches!(a.kind(), "dictionary_splat" | "list_splat")) {
+    if arguments.named_children(&mut cursor).any(|a| matches!(a.kind_name(), "dictionary_splat" | "list_splat")) {
         return;
     }
     let Some(target) = tree::positional_args(call).first().copied() else { return };

@@ -3,6 +3,7 @@
 //! again), or holding an option the allocator does not know (the first CUDA allocation
 //! fails).
 
+use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, DeviceMeasure, Rule, rule_files};
 use crate::diagnostic::{Severity, TextRange};
@@ -227,13 +228,13 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// long value split over lines, with a comment on each option), also in parentheses.
 fn literal_value<'t>(node: Node<'t>, source: &'t str) -> Option<Cow<'t, str>> {
     let node = tree::unparenthesize(node);
-    if node.kind() != "concatenated_string" {
+    if node.kind_name() != "concatenated_string" {
         return string_value(node, source).map(Cow::Borrowed);
     }
     let mut cursor = node.walk();
     let parts: Option<Vec<&str>> = node
         .named_children(&mut cursor)
-        .filter(|part| part.kind() != "comment")
+        .filter(|part| part.kind_name() != "comment")
         .map(|part| string_value(part, source))
         .collect();
     parts.map(|parts| Cow::Owned(parts.concat()))
@@ -243,7 +244,7 @@ fn literal_value<'t>(node: Node<'t>, source: &'t str) -> Option<Cow<'t, str>> {
 fn part_naming<'t>(value: Node<'t>, key: &str, source: &str) -> Option<Node<'t>> {
     let value = tree::unparenthesize(value);
     let mut cursor = value.walk();
-    (value.kind() == "concatenated_string")
+    (value.kind_name() == "concatenated_string")
         .then(|| {
             value.named_children(&mut cursor).find(|part| {
                 string_value(*part, source)
@@ -255,15 +256,15 @@ fn part_naming<'t>(value: Node<'t>, key: &str, source: &str) -> Option<Node<'t>>
 
 /// The text of a plain string literal (no f-string interpolation, no concatenation).
 fn string_value<'t>(node: Node<'t>, source: &'t str) -> Option<&'t str> {
-    if node.kind() != "string" {
+    if node.kind_name() != "string" {
         return None;
     }
     let mut cursor = node.walk();
     let parts: Vec<Node> = node.named_children(&mut cursor).collect();
-    if parts.iter().any(|p| p.kind() == "interpolation") {
+    if parts.iter().any(|p| p.kind_name() == "interpolation") {
         return None;
     }
-    match parts.iter().find(|p| p.kind() == "string_content") {
+    match parts.iter().find(|p| p.kind_name() == "string_content") {
         Some(content) => Some(tree::text(*content, source)),
         None => Some(""),
     }
@@ -278,7 +279,7 @@ fn first_cuda_use<'t>(facts: &Facts<'t>, set: Node<'t>) -> Option<Node<'t>> {
     let within = scope.unwrap_or(facts.root);
     tree::descendants(within)
         .take_while(|n| n.start_byte() < set.start_byte())
-        .filter(|n| n.kind() == "call" && n.end_byte() <= set.start_byte())
+        .filter(|n| n.kind_name() == "call" && n.end_byte() <= set.start_byte())
         .filter(|n| tree::enclosing_function(*n).map(|f| f.id()) == scope.map(|f| f.id()))
         .find(|call| uses_cuda(facts, *call))
 }
@@ -290,7 +291,7 @@ fn first_cuda_use<'t>(facts: &Facts<'t>, set: Node<'t>) -> Option<Node<'t>> {
 fn applies_at_run_time<'t>(facts: &Facts<'t>, set: Node<'t>) -> bool {
     let scope = tree::enclosing_function(set);
     tree::descendants(scope.unwrap_or(facts.root))
-        .filter(|n| n.kind() == "call")
+        .filter(|n| n.kind_name() == "call")
         .filter(|n| tree::enclosing_function(*n).map(|f| f.id()) == scope.map(|f| f.id()))
         .any(|call| tree::callee_name(call, facts.source) == Some("_set_allocator_settings"))
 }
@@ -301,7 +302,7 @@ fn uses_cuda<'t>(facts: &Facts<'t>, call: Node<'t>) -> bool {
     if facts.resolves_to(function, &INITIALIZING).is_some() {
         return true;
     }
-    let method = (function.kind() == "attribute").then(|| tree::last_name(function, source)).flatten();
+    let method = (function.kind_name() == "attribute").then(|| tree::last_name(function, source)).flatten();
     if method == Some("cuda") {
         return true;
     }
@@ -321,7 +322,7 @@ fn names_cuda_device<'t>(facts: &Facts<'t>, expr: Node<'t>) -> bool {
         tree::last_name(node, facts.source)
             .is_some_and(|n| crate::engine::facts::heuristics::words(n).iter().any(|w| w == "device" || w == "gpu"))
     };
-    match expr.kind() {
+    match expr.kind_name() {
         "string" => string_value(expr, facts.source).is_some_and(|s| s.starts_with("cuda")),
         "call" => {
             tree::callee_name(expr, facts.source) == Some("device")
@@ -352,7 +353,7 @@ fn move_above<'t>(
 ) -> Option<Fix> {
     let source = facts.source;
     let root = facts.root;
-    let statement = set.parent().filter(|p| p.kind() == "expression_statement")?;
+    let statement = set.parent().filter(|p| p.kind_name() == "expression_statement")?;
     let at_module_level = |n: Node| n.parent().is_some_and(|p| p.id() == root.id());
     if !at_module_level(statement) || string_value(value, source).is_none() {
         return None;
@@ -364,7 +365,7 @@ fn move_above<'t>(
     // The name the setter is reached through (`os`, or `environ` from `from os import
     // environ`) must be bound by an import that runs before the new place.
     let mut base = environ;
-    while base.kind() == "attribute" {
+    while base.kind_name() == "attribute" {
         base = base.child_by_field_id(field::OBJECT)?;
     }
     let binding = facts.index().lookup(facts.text(base), base)?;

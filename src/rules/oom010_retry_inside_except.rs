@@ -1,6 +1,7 @@
 //! OOM010 retry-inside-except: recovering from an out-of-memory error by running the
 //! model again inside the `except` block.
 
+use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
@@ -47,7 +48,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     };
     // One finding per handler: its first retry.
     let Some((call, kind)) = tree::descendants(handler)
-        .filter(|n| n.kind() == "call")
+        .filter(|n| n.kind_name() == "call")
         .find_map(|call| retry_kind(checker, handler, &retried, call).map(|kind| (call, kind)))
     else {
         return;
@@ -89,7 +90,7 @@ fn retry_kind<'t>(
     let facts = checker.facts;
     let source = checker.source();
     // Code in a function defined inside the handler does not run there.
-    if tree::ancestors(call).take_while(|a| a.id() != handler.id()).any(|a| tree::is_function(a.kind())) {
+    if tree::ancestors(call).take_while(|a| a.id() != handler.id()).any(|a| tree::is_function(a.kind_name())) {
         return None;
     }
     if facts.is_forward_call(call) {
@@ -111,7 +112,7 @@ fn retry_kind<'t>(
     // An in-place tensor method (`buffer.resize_(n)`) fails inside one operator: no frame
     // below the handler's holds tensors, so repeating it after freeing something else is
     // a fallback, not a retry that runs next to the failed step's memory.
-    if name.ends_with('_') && !name.starts_with('_') && callee.kind() == "attribute" {
+    if name.ends_with('_') && !name.starts_with('_') && callee.kind_name() == "attribute" {
         return None;
     }
     let text = tree::text(callee, source);
@@ -158,10 +159,10 @@ const RELEASE_VERBS: [&str; 10] =
 
 /// The callees of the calls in the `try` body the handler belongs to.
 fn tried_calls<'t>(handler: Node<'t>, source: &'t str) -> Vec<&'t str> {
-    let Some(statement) = tree::ancestors(handler).find(|a| a.kind() == "try_statement") else { return Vec::new() };
+    let Some(statement) = tree::ancestors(handler).find(|a| a.kind_name() == "try_statement") else { return Vec::new() };
     let Some(body) = statement.child_by_field_id(field::BODY) else { return Vec::new() };
     tree::descendants(body)
-        .filter(|n| n.kind() == "call")
+        .filter(|n| n.kind_name() == "call")
         .filter_map(|c| c.child_by_field_id(field::FUNCTION))
         .map(|f| tree::text(f, source))
         .collect()

@@ -1,6 +1,7 @@
 //! OOM011 hidden-state-not-detached: a recurrent state carried from one batch to the next
 //! without `.detach()`.
 
+use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
@@ -93,13 +94,13 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
 /// alone there, since the next backward does go through the kept graph.
 pub(super) fn carries_state<'t>(step: Node<'t>, source: &'t str) -> bool {
     tree::descendants(step).any(|node| {
-        if node.kind() != "assignment" {
+        if node.kind_name() != "assignment" {
             return false;
         }
         let (Some(targets), Some(value)) = (node.child_by_field_id(field::LEFT), node.child_by_field_id(field::RIGHT)) else {
             return false;
         };
-        let Some(arguments) = value.child_by_field_id(field::ARGUMENTS).filter(|_| value.kind() == "call") else {
+        let Some(arguments) = value.child_by_field_id(field::ARGUMENTS).filter(|_| value.kind_name() == "call") else {
             return false;
         };
         // A state cut from its graph somewhere in the loop (`x = x.detach()`) carries none.
@@ -121,19 +122,19 @@ fn argument_names<'t>(arguments: Node<'t>, source: &'t str) -> Vec<&'t str> {
     let mut names = Vec::new();
     let mut cursor = arguments.walk();
     for argument in arguments.named_children(&mut cursor) {
-        let value = match argument.kind() {
+        let value = match argument.kind_name() {
             "keyword_argument" => argument.child_by_field_id(field::VALUE),
             _ => Some(argument),
         };
         let Some(value) = value.map(tree::unparenthesize) else { continue };
-        match value.kind() {
+        match value.kind_name() {
             "identifier" => names.push(tree::text(value, source)),
             "tuple" | "list" => {
                 let mut inner = value.walk();
                 names.extend(
                     value
                         .named_children(&mut inner)
-                        .filter(|n| n.kind() == "identifier")
+                        .filter(|n| n.kind_name() == "identifier")
                         .map(|n| tree::text(n, source)),
                 );
             }
@@ -162,7 +163,7 @@ fn detached_or_reset<'t>(checker: &Checker<'_, 't>, step: Node<'t>, assignment: 
     let source = checker.source();
     index.occurrences_in(name, step.byte_range()).into_iter().any(|occurrence| {
         tree::ancestors(occurrence).take_while(|a| inside(*a)).any(|ancestor| {
-            ancestor.kind() == "call"
+            ancestor.kind_name() == "call"
                 && tree::callee_name(ancestor, source).is_some_and(|callee| {
                     let callee = callee.to_ascii_lowercase();
                     callee.contains("detach") || callee.contains("repackage") || callee.contains("init_hidden")

@@ -32,6 +32,7 @@
 
 use crate::diagnostic::{Diagnostic, TextRange};
 use crate::engine::field;
+use crate::engine::tree::KindName;
 use std::ops::Range;
 use tree_sitter::{Node, Tree};
 
@@ -282,7 +283,7 @@ impl FileLayout {
             units: units.iter().map(|u| (u.byte_range(), u.has_error())).collect(),
             module_code: units
                 .iter()
-                .filter(|u| definition(**u).is_none() && u.kind() != "comment")
+                .filter(|u| definition(**u).is_none() && u.kind_name() != "comment")
                 .map(|u| u.start_byte())
                 .collect(),
             text_tests: crate::rules::RULES
@@ -383,7 +384,7 @@ pub fn relinted_range(tree: &Tree, text: &str, span: &Range<usize>) -> Option<Ra
             let touched = units.iter().filter(|u| u.start_byte() < span.end && span.start < u.end_byte());
             for unit in touched {
                 let whole = span.start <= unit.start_byte() && unit.end_byte() <= span.end;
-                if !whole || !(definition(*unit).is_some() || unit.kind() == "comment") {
+                if !whole || !(definition(*unit).is_some() || unit.kind_name() == "comment") {
                     return None;
                 }
             }
@@ -436,7 +437,7 @@ pub fn module_code(tree: &Tree, relinted: &Range<usize>) -> Vec<Range<usize>> {
     let root = tree.root_node();
     let mut cursor = root.walk();
     root.named_children(&mut cursor)
-        .filter(|unit| definition(*unit).is_none_or(|d| d.kind() != "function_definition"))
+        .filter(|unit| definition(*unit).is_none_or(|d| d.kind_name() != "function_definition"))
         .map(|unit| unit.byte_range())
         .filter(|unit| unit.end <= relinted.start || relinted.end <= unit.start)
         .collect()
@@ -458,7 +459,7 @@ fn body_region(text: &str, unit: Node) -> Option<Range<usize>> {
 
 /// The `def` or `class` a top-level statement is, through its decorators.
 fn definition(unit: Node) -> Option<Node> {
-    match unit.kind() {
+    match unit.kind_name() {
         "function_definition" | "class_definition" => Some(unit),
         "decorated_definition" => unit.child_by_field_id(field::DEFINITION),
         _ => None,

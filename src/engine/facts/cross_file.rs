@@ -10,6 +10,7 @@ use super::tensors::TensorValue;
 use crate::diagnostic::Related;
 use crate::engine::field;
 use crate::engine::tree;
+use crate::engine::tree::KindName;
 use std::path::Path;
 use tree_sitter::Node;
 
@@ -59,6 +60,16 @@ pub trait ProjectSession {
     /// What the function of another project file called as `dotted` returns, with its
     /// definition.
     fn callee_returns(&self, path: &Path, scope: Option<&str>, dotted: &str) -> Option<(TensorValue, Related)>;
+
+    /// Whether an import of `module` (`torch.nn.functional`, `utils.evaluate`, `.losses.dice`)
+    /// may reach a file of the project. False only where it cannot: an absolute import
+    /// whose first part names no file or directory of the project (`torch`, `numpy`).
+    /// Cheap, where `callee_returns` first summarises the linted file to read its imports:
+    /// scripts call library functions through imports all the time.
+    fn may_import_project_file(&self, module: &str) -> bool {
+        let _ = module;
+        true
+    }
 }
 
 impl<'t> Facts<'t> {
@@ -66,10 +77,10 @@ impl<'t> Facts<'t> {
     /// `Class.f` for a method of a top-level class; `None` for nested functions.
     pub fn project_name(&self, function: Node<'t>) -> Option<String> {
         let name = self.text(function.child_by_field_id(field::NAME)?);
-        let outer = tree::ancestors(function).filter(|a| tree::is_scope(a.kind())).collect::<Vec<_>>();
+        let outer = tree::ancestors(function).filter(|a| tree::is_scope(a.kind_name())).collect::<Vec<_>>();
         match outer.as_slice() {
             [] => Some(name.to_string()),
-            [class] if class.kind() == "class_definition" => {
+            [class] if class.kind_name() == "class_definition" => {
                 Some(format!("{}.{name}", self.text(class.child_by_field_id(field::NAME)?)))
             }
             _ => None,
@@ -79,7 +90,7 @@ impl<'t> Facts<'t> {
     /// The project name of the top-level function or method around `node`, for
     /// resolving imports made inside it.
     pub(super) fn project_scope(&self, node: Node<'t>) -> Option<String> {
-        let function = tree::ancestors(node).filter(|a| a.kind() == "function_definition").last()?;
+        let function = tree::ancestors(node).filter(|a| a.kind_name() == "function_definition").last()?;
         self.project_name(function)
     }
 
@@ -87,7 +98,7 @@ impl<'t> Facts<'t> {
     pub fn project_callee(&self, call: Node<'t>) -> Option<(TensorValue, Related)> {
         let project = self.project.as_deref()?;
         let function = call.child_by_field_id(field::FUNCTION)?;
-        if !matches!(function.kind(), "identifier" | "attribute") {
+        if !matches!(function.kind_name(), "identifier" | "attribute") {
             return None;
         }
         let dotted = self.text(function);
@@ -98,8 +109,13 @@ impl<'t> Facts<'t> {
         // this file never imports resolves here, and the file's own facts judge it. Asked
         // for most calls of a script, so answered from this file before the project.
         let head = dotted.split('.').next().unwrap_or(dotted);
-        let imported = || self.index().bindings(head).iter().any(|b| matches!(b.kind, BindingKind::Import));
-        if matches!(head, "self" | "cls") || !imported() {
+        let imported_from_project = || {
+            self.index().bindings(head).iter().any(|b| {
+                matches!(b.kind, BindingKind::Import)
+                    && b.import_path.as_deref().is_none_or(|module| project.may_import_project_file(module))
+            })
+        };
+        if matches!(head, "self" | "cls") || !imported_from_project() {
             return None;
         }
         project.callee_returns(self.path, self.project_scope(call).as_deref(), dotted)

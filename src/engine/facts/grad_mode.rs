@@ -8,6 +8,7 @@
 use super::Facts;
 use super::heuristics;
 use crate::engine::field;
+use crate::engine::tree::KindName;
 use crate::engine::tree::{self, ancestors};
 use tree_sitter::Node;
 
@@ -20,7 +21,7 @@ pub enum GradSwitch {
 /// What a context manager or decorator expression does to grad mode.
 pub fn switch_of(expr: Node, source: &str) -> Option<GradSwitch> {
     let expr = tree::unparenthesize(expr);
-    let (callee, call) = match expr.kind() {
+    let (callee, call) = match expr.kind_name() {
         "call" => (expr.child_by_field_id(field::FUNCTION)?, Some(expr)),
         _ => (expr, None),
     };
@@ -46,12 +47,12 @@ pub fn switch_of(expr: Node, source: &str) -> Option<GradSwitch> {
 
 /// What a `with` statement does to grad mode (its first item that switches it).
 pub fn with_switch(with: Node, source: &str) -> Option<GradSwitch> {
-    let clause = with.named_children(&mut with.walk()).find(|c| c.kind() == "with_clause")?;
+    let clause = with.named_children(&mut with.walk()).find(|c| c.kind_name() == "with_clause")?;
     let mut cursor = clause.walk();
-    let items: Vec<Node> = clause.named_children(&mut cursor).filter(|c| c.kind() == "with_item").collect();
+    let items: Vec<Node> = clause.named_children(&mut cursor).filter(|c| c.kind_name() == "with_item").collect();
     items.into_iter().find_map(|item| {
         let value = item.child_by_field_id(field::VALUE)?;
-        let value = if value.kind() == "as_pattern" { value.named_child(0)? } else { value };
+        let value = if value.kind_name() == "as_pattern" { value.named_child(0)? } else { value };
         switch_of(value, source)
     })
 }
@@ -60,7 +61,7 @@ impl<'t> Facts<'t> {
     /// True when autograd is certainly off where `node` runs.
     pub fn grad_disabled(&self, node: Node<'t>) -> bool {
         for ancestor in ancestors(node) {
-            match ancestor.kind() {
+            match ancestor.kind_name() {
                 "with_statement" => match self.with_switch(ancestor) {
                     Some(GradSwitch::Disables) => return true,
                     Some(GradSwitch::Enables) => return false,
@@ -99,9 +100,9 @@ impl<'t> Facts<'t> {
     }
 
     fn compute_function_grad_disabled(&self, function: Node<'t>) -> bool {
-        if let Some(decorated) = tree::parent(function).filter(|p| p.kind() == "decorated_definition") {
+        if let Some(decorated) = tree::parent(function).filter(|p| p.kind_name() == "decorated_definition") {
             let mut cursor = decorated.walk();
-            for decorator in decorated.named_children(&mut cursor).filter(|d| d.kind() == "decorator") {
+            for decorator in decorated.named_children(&mut cursor).filter(|d| d.kind_name() == "decorator") {
                 let Some(expression) = decorator.named_child(0) else { continue };
                 match self.switch_of(expression) {
                     Some(GradSwitch::Disables) => return true,
@@ -115,8 +116,9 @@ impl<'t> Facts<'t> {
         }
         let Some(name_node) = function.child_by_field_id(field::NAME) else { return false };
         let name = self.text(name_node);
-        let is_method =
-            ancestors(function).find(|a| tree::is_scope(a.kind())).is_some_and(|a| a.kind() == "class_definition");
+        let is_method = ancestors(function)
+            .find(|a| tree::is_scope(a.kind_name()))
+            .is_some_and(|a| a.kind_name() == "class_definition");
         if is_method && heuristics::is_framework_no_grad_hook(name) {
             return true;
         }
@@ -128,35 +130,36 @@ impl<'t> Facts<'t> {
     /// A decorator defined in this file (`@no_grad_eval`, `@frozen()`) whose wrapper calls
     /// the function it wraps with gradients disabled.
     fn is_no_grad_decorator(&self, expression: Node<'t>) -> bool {
-        let name = match expression.kind() {
+        let name = match expression.kind_name() {
             "call" => expression.child_by_field_id(field::FUNCTION),
             _ => Some(expression),
         };
-        let Some(name) = name.filter(|n| n.kind() == "identifier") else { return false };
+        let Some(name) = name.filter(|n| n.kind_name() == "identifier") else { return false };
         let Some(binding) = self.index().lookup(self.text(name), name) else { return false };
         let definition = binding.statement;
-        if !matches!(binding.kind, super::index::BindingKind::Definition) || definition.kind() != "function_definition"
+        if !matches!(binding.kind, super::index::BindingKind::Definition)
+            || definition.kind_name() != "function_definition"
         {
             return false;
         }
         // The parameters of the decorator and of the functions inside it: one of them is
         // the wrapped function.
         let parameters: Vec<&str> = std::iter::once(definition)
-            .chain(tree::descendants(definition).filter(|n| n.kind() == "function_definition"))
+            .chain(tree::descendants(definition).filter(|n| n.kind_name() == "function_definition"))
             .filter_map(|f| f.child_by_field_id(field::PARAMETERS))
             .flat_map(|p| {
                 super::index::target_names(p)
                     .into_iter()
-                    .chain(tree::descendants(p).filter(|n| n.kind() == "identifier"))
+                    .chain(tree::descendants(p).filter(|n| n.kind_name() == "identifier"))
             })
             .map(|n| self.text(n))
             .collect();
-        tree::descendants(definition).filter(|n| n.kind() == "call").any(|call| {
+        tree::descendants(definition).filter(|n| n.kind_name() == "call").any(|call| {
             let callee = call.child_by_field_id(field::FUNCTION);
-            callee.is_some_and(|c| c.kind() == "identifier" && parameters.contains(&self.text(c)))
+            callee.is_some_and(|c| c.kind_name() == "identifier" && parameters.contains(&self.text(c)))
                 && ancestors(call)
                     .take_while(|a| a.id() != definition.id())
-                    .any(|a| a.kind() == "with_statement" && self.with_switch(a) == Some(GradSwitch::Disables))
+                    .any(|a| a.kind_name() == "with_statement" && self.with_switch(a) == Some(GradSwitch::Disables))
         })
     }
 
@@ -164,11 +167,11 @@ impl<'t> Facts<'t> {
     /// decorates in `torch.no_grad()` or `torch.inference_mode()`.
     fn project_decorator_disables(&self, expression: Node<'t>) -> bool {
         let Some(project) = self.project.as_deref() else { return false };
-        let callee = match expression.kind() {
+        let callee = match expression.kind_name() {
             "call" => expression.child_by_field_id(field::FUNCTION),
             _ => Some(expression),
         };
-        let Some(callee) = callee.filter(|c| matches!(c.kind(), "identifier" | "attribute")) else { return false };
+        let Some(callee) = callee.filter(|c| matches!(c.kind_name(), "identifier" | "attribute")) else { return false };
         project
             .decorator_disables_grad(self.path, self.project_scope(expression).as_deref(), self.text(callee))
             .is_some()
@@ -202,7 +205,7 @@ impl<'t> Facts<'t> {
             }
             let parent = tree::parent(identifier);
             let reference = match parent {
-                Some(p) if p.kind() == "attribute" => {
+                Some(p) if p.kind_name() == "attribute" => {
                     if p.child_by_field_id(field::ATTRIBUTE).map(|a| a.id()) != Some(identifier.id()) {
                         continue; // `name.x`: a different use of the name
                     }
@@ -212,11 +215,11 @@ impl<'t> Facts<'t> {
                 _ if is_method => continue,
                 _ => identifier,
             };
-            if ancestors(reference).any(|a| matches!(a.kind(), "import_statement" | "import_from_statement")) {
+            if ancestors(reference).any(|a| matches!(a.kind_name(), "import_statement" | "import_from_statement")) {
                 continue;
             }
             let call = tree::parent(reference).filter(|c| {
-                c.kind() == "call" && c.child_by_field_id(field::FUNCTION).map(|f| f.id()) == Some(reference.id())
+                c.kind_name() == "call" && c.child_by_field_id(field::FUNCTION).map(|f| f.id()) == Some(reference.id())
             });
             match call {
                 Some(call) if self.grad_disabled(call) => call_sites += 1,
@@ -235,7 +238,7 @@ impl<'t> Facts<'t> {
             if call.start_byte() >= node.start_byte() || tree::enclosing_body(call).id() != home {
                 continue;
             }
-            if tree::parent(call).is_none_or(|p| p.kind() != "expression_statement") {
+            if tree::parent(call).is_none_or(|p| p.kind_name() != "expression_statement") {
                 continue;
             }
             // Only statements at the body's top level, or in blocks that contain `node`.

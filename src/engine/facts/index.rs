@@ -6,6 +6,7 @@
 //! about, not to the file's size.
 
 use crate::engine::field;
+use crate::engine::tree::KindName;
 use crate::engine::tree::{self, is_scope};
 use foldhash::HashMap;
 use std::cell::RefCell;
@@ -45,7 +46,7 @@ fn identifiers_at<'t>(statements: &[Node<'t>], positions: &[usize], len: usize) 
         lo = end;
     }
     while let Some((node, lo, hi)) = pending.pop() {
-        if node.kind() == "identifier" {
+        if node.kind_name() == "identifier" {
             if node.byte_range().len() == len && positions[lo..hi].contains(&node.start_byte()) {
                 found.push(node);
             }
@@ -413,7 +414,7 @@ impl<'t> FileIndex<'t> {
             let mut cursor = self.root.walk();
             self.root
                 .named_children(&mut cursor)
-                .filter_map(|unit| match unit.kind() {
+                .filter_map(|unit| match unit.kind_name() {
                     "decorated_definition" => unit.child_by_field_id(field::DEFINITION),
                     "function_definition" | "class_definition" => Some(unit),
                     _ => None,
@@ -447,7 +448,7 @@ impl<'t> FileIndex<'t> {
         let mut seen_scope = false;
         tree::ancestors(node)
             .filter(move |ancestor| {
-                let kind = ancestor.kind();
+                let kind = ancestor.kind_name();
                 let visible = is_scope(kind) && (kind != "class_definition" || !seen_scope);
                 seen_scope |= visible;
                 visible
@@ -503,7 +504,7 @@ impl<'t> FileIndex<'t> {
         let innermost = grouped
             .scopes
             .iter()
-            .filter(|scope| scope.kind() != "class_definition" && tree::contains(**scope, node))
+            .filter(|scope| scope.kind_name() != "class_definition" && tree::contains(**scope, node))
             .max_by_key(|scope| scope.start_byte());
         let scope = innermost.map_or(self.root.id(), |scope| scope.id());
         in_force(grouped.by_scope.get(&scope)?)
@@ -522,7 +523,7 @@ impl<'t> FileIndex<'t> {
             visible_from,
             import_path: None,
         };
-        match parent.kind() {
+        match parent.kind_name() {
             "assignment" if is_field(parent, field::LEFT) => {
                 let value = innermost_assigned_value(parent.child_by_field_id(field::RIGHT)?);
                 Some(make(BindingKind::Value(value), statement_of(parent), parent.end_byte()))
@@ -551,7 +552,8 @@ impl<'t> FileIndex<'t> {
                 self.parameter(tree::parent(parent)?)
             }
             "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern"
-                if tree::parent(parent).is_some_and(|p| matches!(p.kind(), "parameters" | "lambda_parameters")) =>
+                if tree::parent(parent)
+                    .is_some_and(|p| matches!(p.kind_name(), "parameters" | "lambda_parameters")) =>
             {
                 self.parameter(tree::parent(parent)?)
             }
@@ -560,7 +562,7 @@ impl<'t> FileIndex<'t> {
                 // Climb out of the destructuring pattern to what binds it.
                 let mut target = parent;
                 while let Some(up) = tree::parent(target) {
-                    match up.kind() {
+                    match up.kind_name() {
                         kind if is_destructuring(kind) => target = up,
                         "assignment" if up.child_by_field_id(field::LEFT).is_some_and(|l| l.id() == target.id()) => {
                             let value = innermost_assigned_value(up.child_by_field_id(field::RIGHT)?);
@@ -583,7 +585,7 @@ impl<'t> FileIndex<'t> {
     }
 
     fn parameter(&self, parameters: Node<'t>) -> Option<Binding<'t>> {
-        let function = tree::parent(parameters).filter(|f| tree::is_function(f.kind()))?;
+        let function = tree::parent(parameters).filter(|f| tree::is_function(f.kind_name()))?;
         let body = function.child_by_field_id(field::BODY)?;
         Some(Binding {
             kind: BindingKind::Parameter,
@@ -597,14 +599,14 @@ impl<'t> FileIndex<'t> {
     /// `import a.b` binds `a`; `import a.b as c` binds `c` to `a.b`; `from m import b as
     /// c` binds `c` (or `b`) to `m.b`.
     fn import(&self, identifier: Node<'t>) -> Option<Binding<'t>> {
-        let statement = tree::ancestors(identifier).find(|a| a.kind().starts_with("import"))?;
+        let statement = tree::ancestors(identifier).find(|a| a.kind_name().starts_with("import"))?;
         let text = |n: Node| tree::text(n, self.source);
         let module = statement.child_by_field_id(field::MODULE_NAME);
         if module.is_some_and(|m| tree::contains(m, identifier)) {
             return None;
         }
         let parent = tree::parent(identifier)?;
-        let path = if parent.kind() == "aliased_import" {
+        let path = if parent.kind_name() == "aliased_import" {
             if parent.child_by_field_id(field::ALIAS).map(|a| a.id()) != Some(identifier.id()) {
                 return None;
             }
@@ -612,7 +614,7 @@ impl<'t> FileIndex<'t> {
         } else {
             // A name inside a dotted name: only the first part of `import a.b` binds,
             // and only a plain (unaliased) `from m import b`.
-            if tree::parent(parent).is_some_and(|p| p.kind() == "aliased_import") {
+            if tree::parent(parent).is_some_and(|p| p.kind_name() == "aliased_import") {
                 return None;
             }
             match module {
@@ -680,30 +682,30 @@ fn is_word_byte(b: u8) -> bool {
 /// The scope a node's own binding lands in: the innermost function, lambda or class
 /// around it (a `def`'s name lands outside the `def`).
 fn scope_of(node: Node, root: Node) -> ScopeId {
-    tree::ancestors(node).find(|a| is_scope(a.kind())).map_or(root.id(), |a| a.id())
+    tree::ancestors(node).find(|a| is_scope(a.kind_name())).map_or(root.id(), |a| a.id())
 }
 
 /// `x.name(...)` or `name(...)` for an identifier spelled `name`.
 fn call_through(identifier: Node) -> Option<Node> {
     let mut callee = identifier;
     let parent = tree::parent(identifier)?;
-    if parent.kind() == "attribute" {
+    if parent.kind_name() == "attribute" {
         if parent.child_by_field_id(field::ATTRIBUTE)?.id() != identifier.id() {
             return None;
         }
         callee = parent;
     }
-    let call = tree::parent(callee).filter(|c| c.kind() == "call")?;
+    let call = tree::parent(callee).filter(|c| c.kind_name() == "call")?;
     (call.child_by_field_id(field::FUNCTION)?.id() == callee.id()).then_some(call)
 }
 
 fn statement_of(node: Node) -> Node {
-    tree::parent(node).filter(|p| p.kind() == "expression_statement").unwrap_or(node)
+    tree::parent(node).filter(|p| p.kind_name() == "expression_statement").unwrap_or(node)
 }
 
 /// `a = b = value` binds both names to `value`.
 fn innermost_assigned_value(mut right: Node) -> Node {
-    while right.kind() == "assignment" {
+    while right.kind_name() == "assignment" {
         match right.child_by_field_id(field::RIGHT) {
             Some(next) => right = next,
             None => break,
@@ -732,7 +734,7 @@ pub fn target_names(target: Node) -> Vec<Node> {
     let mut names = Vec::new();
     let mut stack = vec![target];
     while let Some(node) = stack.pop() {
-        match node.kind() {
+        match node.kind_name() {
             "identifier" => names.push(node),
             kind if is_destructuring(kind) => {
                 let mut cursor = node.walk();
@@ -821,7 +823,7 @@ model = Net()
         let tree = crate::engine::parse(SOURCE).expect("parse");
         let root = tree.root_node();
         let identifiers = walked(root, None, u32::MAX).expect("the walk went into every node");
-        assert!(identifiers.iter().all(|n| n.kind() == "identifier"));
+        assert!(identifiers.iter().all(|n| n.kind_name() == "identifier"));
         let from_words = FileIndex::new(root, SOURCE);
         let from_walk = FileIndex::new(root, SOURCE)
             .with_identifiers(std::sync::Arc::new(WalkedIdentifiers::new(identifiers.clone())));

@@ -12,6 +12,7 @@ pub mod version_guard;
 
 use crate::diagnostic::Related;
 use crate::engine::field;
+use crate::engine::tree::KindName;
 use cross_file::{ParsedFile, ProjectFacts, ProjectSession};
 use foldhash::{HashMap, HashMapExt};
 use index::FileIndex;
@@ -184,7 +185,7 @@ impl<'t> Facts<'t> {
     pub fn resolves_to(&self, node: Node<'t>, apis: &[&'static str]) -> Option<&'static str> {
         // `a.b.name` stands for something ending in `.name` however `a` resolves: most
         // attributes are ruled out here, without resolving their object.
-        if node.kind() == "attribute"
+        if node.kind_name() == "attribute"
             && let Some(attribute) = node.child_by_field_id(field::ATTRIBUTE)
         {
             let name = self.text(attribute);

@@ -5,6 +5,7 @@
 use super::index::{BindingKind, FileIndex};
 use crate::engine::field;
 use crate::engine::tree;
+use crate::engine::tree::KindName;
 use tree_sitter::Node;
 
 /// Alias chains longer than this are not followed (and cycles end here).
@@ -20,12 +21,12 @@ fn resolve<'t>(index: &FileIndex<'t>, node: Node<'t>, source: &str, depth: usize
     if depth > MAX_ALIAS_DEPTH {
         return None;
     }
-    match node.kind() {
+    match node.kind_name() {
         "identifier" => {
             let binding = index.lookup(tree::text(node, source), node)?;
             match binding.kind {
                 BindingKind::Import => binding.import_path.clone(),
-                BindingKind::Value(value) if matches!(value.kind(), "identifier" | "attribute") => {
+                BindingKind::Value(value) if matches!(value.kind_name(), "identifier" | "attribute") => {
                     resolve(index, value, source, depth + 1)
                 }
                 _ => None,
@@ -37,7 +38,7 @@ fn resolve<'t>(index: &FileIndex<'t>, node: Node<'t>, source: &str, depth: usize
             // the path link by link copies it once per link.
             let mut links = Vec::new();
             let mut base = node;
-            while base.kind() == "attribute" {
+            while base.kind_name() == "attribute" {
                 links.push(tree::text(base.child_by_field_id(field::ATTRIBUTE)?, source));
                 base = tree::unparenthesize(base.child_by_field_id(field::OBJECT)?);
             }

@@ -4,6 +4,7 @@
 
 use super::Facts;
 use crate::engine::tree;
+use crate::engine::tree::KindName;
 use tree_sitter::Node;
 
 const OOM_ERRORS: [&str; 2] = ["torch.OutOfMemoryError", "torch.cuda.OutOfMemoryError"];
@@ -13,15 +14,16 @@ const OOM_ERRORS: [&str; 2] = ["torch.OutOfMemoryError", "torch.cuda.OutOfMemory
 pub fn catches_out_of_memory<'t>(facts: &Facts<'t>, handler: Node<'t>) -> bool {
     let source = facts.source;
     let mut cursor = handler.walk();
-    let Some(caught) = handler.named_children(&mut cursor).find(|c| c.kind() != "block" && c.kind() != "comment")
+    let Some(caught) =
+        handler.named_children(&mut cursor).find(|c| c.kind_name() != "block" && c.kind_name() != "comment")
     else {
         return false;
     };
-    let caught = match caught.kind() {
+    let caught = match caught.kind_name() {
         "as_pattern" => caught.named_child(0).unwrap_or(caught),
         _ => caught,
     };
-    let types: Vec<Node<'t>> = match caught.kind() {
+    let types: Vec<Node<'t>> = match caught.kind_name() {
         "tuple" | "parenthesized_expression" => {
             let mut inner = caught.walk();
             caught.named_children(&mut inner).collect()

@@ -8,6 +8,7 @@ use super::heuristics;
 use super::index::BindingKind;
 use crate::engine::field;
 use crate::engine::tree;
+use crate::engine::tree::KindName;
 use tree_sitter::Node;
 
 /// How far a chain of assignments is followed back.
@@ -140,7 +141,7 @@ impl<'t> Facts<'t> {
             return Unknown;
         }
         let expr = tree::unparenthesize(expr);
-        match expr.kind() {
+        match expr.kind_name() {
             "integer" | "float" | "string" | "true" | "false" | "none" | "concatenated_string" => Detached,
             "identifier" => self.name_value(expr, depth, asked),
             "attribute" => {
@@ -157,10 +158,10 @@ impl<'t> Facts<'t> {
             }
             "subscript" => match expr.child_by_field_id(field::VALUE) {
                 // `compute_loss(...)[1]`: the item the callee returns at that position.
-                Some(value) if value.kind() == "call" => {
+                Some(value) if value.kind_name() == "call" => {
                     let position = expr
                         .child_by_field_id(field::SUBSCRIPT)
-                        .filter(|k| k.kind() == "integer")
+                        .filter(|k| k.kind_name() == "integer")
                         .and_then(|k| self.text(k).parse::<usize>().ok());
                     match position.and_then(|p| self.returned_value(value, Some(p), depth + 1)) {
                         Some(known) => known,
@@ -191,7 +192,7 @@ impl<'t> Facts<'t> {
             "dictionary" => {
                 let values: Vec<TensorValue> = expr
                     .named_children(&mut expr.walk())
-                    .filter(|pair| pair.kind() == "pair")
+                    .filter(|pair| pair.kind_name() == "pair")
                     .filter_map(|pair| pair.child_by_field_id(field::VALUE))
                     .map(|v| self.value_at_depth(v, depth + 1, asked))
                     .collect();
@@ -227,7 +228,7 @@ impl<'t> Facts<'t> {
             BindingKind::Augmented(value) => {
                 let earlier = tree::parent(value)
                     .and_then(|a| a.child_by_field_id(field::LEFT))
-                    .filter(|target| target.kind() == "identifier")
+                    .filter(|target| target.kind_name() == "identifier")
                     .and_then(|target| self.index().lookup(self.text(target), target).map(|b| (target, b)))
                     .filter(|(_, b)| b.statement.id() != binding.statement.id());
                 let attached = self.value_at_depth(value, depth + 1, Asked::Attached) == TensorValue::Attached
@@ -247,10 +248,10 @@ impl<'t> Facts<'t> {
     fn call_value(&self, call: Node<'t>, depth: usize, asked: Asked) -> TensorValue {
         use TensorValue::*;
         let Some(function) = call.child_by_field_id(field::FUNCTION) else { return Unknown };
-        if function.kind() == "identifier" && DETACHING_BUILTINS.contains(&self.text(function)) {
+        if function.kind_name() == "identifier" && DETACHING_BUILTINS.contains(&self.text(function)) {
             return Detached;
         }
-        if function.kind() == "attribute" {
+        if function.kind_name() == "attribute" {
             let method = tree::last_name(function, self.source).unwrap_or("");
             let receiver = function.child_by_field_id(field::OBJECT);
             if DETACHING_METHODS.contains(&method) {
@@ -322,7 +323,7 @@ impl<'t> Facts<'t> {
                     let mut cursor = self.root.walk();
                     let mut stack = vec![self.root];
                     while let Some(node) = stack.pop() {
-                        if node.kind() == "function_definition"
+                        if node.kind_name() == "function_definition"
                             && let Some(name) = node.child_by_field_id(field::NAME)
                             && heuristics::words(self.text(name)).iter().any(|w| w == "backward" || w == "backprop")
                         {
@@ -330,7 +331,7 @@ impl<'t> Facts<'t> {
                         }
                         stack.extend(node.named_children(&mut cursor).filter(|c| {
                             matches!(
-                                c.kind(),
+                                c.kind_name(),
                                 "module"
                                     | "block"
                                     | "function_definition"
@@ -357,7 +358,7 @@ impl<'t> Facts<'t> {
             by_method
                 || hand_written.iter().any(|name| {
                     self.index().calls_named_in(name, region.byte_range()).into_iter().any(|c| {
-                        c.child_by_field_id(field::FUNCTION).is_some_and(|f| f.kind() == "identifier")
+                        c.child_by_field_id(field::FUNCTION).is_some_and(|f| f.kind_name() == "identifier")
                             && self.local_definition(c).is_some_and(|definition| {
                                 // `def backward_step(loss): loss.backward()` is autograd's.
                                 !self
@@ -375,14 +376,14 @@ impl<'t> Facts<'t> {
     /// `backward` method, so a network with one is not run by autograd.
     pub fn is_hand_written_forward(&self, call: Node<'t>) -> bool {
         let Some(function) = call.child_by_field_id(field::FUNCTION) else { return false };
-        let network = match function.kind() {
+        let network = match function.kind_name() {
             "attribute" if tree::last_name(function, self.source) == Some("forward") => {
                 function.child_by_field_id(field::OBJECT)
             }
             "identifier" if heuristics::is_model_name(self.text(function)) => Some(function),
             _ => None,
         };
-        let Some(network) = network.filter(|n| matches!(n.kind(), "identifier" | "attribute")) else {
+        let Some(network) = network.filter(|n| matches!(n.kind_name(), "identifier" | "attribute")) else {
             return false;
         };
         let network = self.text(network);
@@ -401,7 +402,7 @@ impl<'t> Facts<'t> {
             return false;
         }
         let expr = tree::unparenthesize(expr);
-        match expr.kind() {
+        match expr.kind_name() {
             "identifier" => match self.index().lookup(self.text(expr), expr).map(|b| b.kind) {
                 Some(BindingKind::Value(value) | BindingKind::Unpacked(value)) => {
                     self.cut_from_graph(value, depth + 1, at_prediction)
@@ -450,13 +451,13 @@ impl<'t> Facts<'t> {
         }
         let definition = self.local_definition(call)?;
         let mut agreed = None;
-        for statement in tree::descendants(definition).filter(|n| n.kind() == "return_statement") {
+        for statement in tree::descendants(definition).filter(|n| n.kind_name() == "return_statement") {
             if tree::enclosing_function(statement).map(|f| f.id()) != Some(definition.id()) {
                 continue;
             }
             let returned = statement.named_child(0)?;
             let returned = match (position, tree::unparenthesize(returned)) {
-                (Some(p), tuple) if matches!(tuple.kind(), "expression_list" | "tuple") => {
+                (Some(p), tuple) if matches!(tuple.kind_name(), "expression_list" | "tuple") => {
                     tuple.named_children(&mut tuple.walk()).nth(p)?
                 }
                 (Some(_), _) => return None,
@@ -475,30 +476,31 @@ impl<'t> Facts<'t> {
     /// `self.f(...)` for a method of the enclosing class.
     pub fn local_definition(&self, call: Node<'t>) -> Option<Node<'t>> {
         let function = call.child_by_field_id(field::FUNCTION)?;
-        match function.kind() {
+        match function.kind_name() {
             "identifier" => {
                 let binding = self.index().lookup(self.text(function), function)?;
-                (matches!(binding.kind, BindingKind::Definition) && binding.statement.kind() == "function_definition")
+                (matches!(binding.kind, BindingKind::Definition)
+                    && binding.statement.kind_name() == "function_definition")
                     .then_some(binding.statement)
             }
             "attribute" => {
                 let object = function.child_by_field_id(field::OBJECT)?;
-                if object.kind() != "identifier" || self.text(object) != "self" {
+                if object.kind_name() != "identifier" || self.text(object) != "self" {
                     return None;
                 }
                 let name = self.text(function.child_by_field_id(field::ATTRIBUTE)?);
-                let class = tree::ancestors(call).find(|a| a.kind() == "class_definition")?;
+                let class = tree::ancestors(call).find(|a| a.kind_name() == "class_definition")?;
                 let body = class.child_by_field_id(field::BODY)?;
                 body.named_children(&mut body.walk())
                     .map(|d| {
-                        if d.kind() == "decorated_definition" {
+                        if d.kind_name() == "decorated_definition" {
                             d.child_by_field_id(field::DEFINITION).unwrap_or(d)
                         } else {
                             d
                         }
                     })
                     .find(|d| {
-                        d.kind() == "function_definition"
+                        d.kind_name() == "function_definition"
                             && d.child_by_field_id(field::NAME).is_some_and(|n| self.text(n) == name)
                     })
             }
@@ -517,7 +519,7 @@ impl<'t> Facts<'t> {
             _ => Some(function),
         };
         // `G = copy.deepcopy(G0).eval().requires_grad_(False)`: frozen where it is made.
-        if let Some(name) = network.filter(|n| n.kind() == "identifier")
+        if let Some(name) = network.filter(|n| n.kind_name() == "identifier")
             && let Some(binding) = self.index().lookup(self.text(name), name)
             && let BindingKind::Value(value) = binding.kind
             && self.text(value).contains("requires_grad_(False)")
@@ -537,7 +539,7 @@ impl<'t> Facts<'t> {
         freezes
             || self.calls_named(&["parameters", "named_parameters"], self.root).into_iter().any(|parameters| {
                 let Some(receiver) = tree::method_receiver(parameters) else { return false };
-                let Some(loop_) = tree::parent(parameters).filter(|p| p.kind() == "for_statement") else {
+                let Some(loop_) = tree::parent(parameters).filter(|p| p.kind_name() == "for_statement") else {
                     return false;
                 };
                 self.text(receiver) == network && freezes_every_parameter(loop_, self.source)
@@ -565,7 +567,7 @@ impl<'t> Facts<'t> {
         if heuristics::is_loss_function_name(name) {
             return true;
         }
-        let functional = match function.kind() {
+        let functional = match function.kind_name() {
             "attribute" => {
                 let qualified = self.qualified_name(function);
                 let object = function.child_by_field_id(field::OBJECT).map(|o| self.text(o));
@@ -593,11 +595,11 @@ impl<'t> Facts<'t> {
             ) || name.ends_with("_loss");
         }
         // `ce = nn.CrossEntropyLoss()` ... `ce(out, y)`
-        if function.kind() == "identifier"
+        if function.kind_name() == "identifier"
             && let Some(binding) = self.index().lookup(name, function)
             && let BindingKind::Value(value) = binding.kind
         {
-            return value.kind() == "call"
+            return value.kind_name() == "call"
                 && tree::callee_name(value, self.source).is_some_and(|c| c.ends_with("Loss"));
         }
         false
@@ -606,7 +608,7 @@ impl<'t> Facts<'t> {
     /// `model(x)`, `self.net(x)`, `model.forward(x)`, `encoder(x)`.
     pub fn is_forward_call(&self, call: Node<'t>) -> bool {
         let Some(function) = call.child_by_field_id(field::FUNCTION) else { return false };
-        match function.kind() {
+        match function.kind_name() {
             // A variable holding a network, not a class (`ResNet(...)`), a function or
             // an import (`get_default_generator()`).
             "identifier" => {
@@ -625,7 +627,7 @@ impl<'t> Facts<'t> {
                 // method of a module (`model.eval()`).
                 heuristics::is_model_name(name)
                     && !name.chars().next().is_some_and(char::is_uppercase)
-                    && object.is_some_and(|o| o.kind() == "identifier" && self.text(o) == "self")
+                    && object.is_some_and(|o| o.kind_name() == "identifier" && self.text(o) == "self")
             }
             _ => false,
         }
@@ -641,19 +643,19 @@ fn freezes_every_parameter(loop_: Node, source: &str) -> bool {
     let Some(body) = loop_.child_by_field_id(field::BODY) else { return false };
     let Some(target) = loop_.child_by_field_id(field::LEFT) else { return false };
     // The parameter is the loop variable, or the last name of `name, p`.
-    let parameter = match target.kind() {
+    let parameter = match target.kind_name() {
         "identifier" => Some(target),
-        _ => target.named_children(&mut target.walk()).last().filter(|n| n.kind() == "identifier"),
+        _ => target.named_children(&mut target.walk()).last().filter(|n| n.kind_name() == "identifier"),
     };
     let Some(parameter) = parameter.map(|p| tree::text(p, source)) else { return false };
     body.named_children(&mut body.walk()).any(|statement| {
         let compact: String = tree::text(statement, source).chars().filter(|c| !c.is_whitespace()).collect();
-        statement.kind() == "expression_statement" && compact == format!("{parameter}.requires_grad=False")
+        statement.kind_name() == "expression_statement" && compact == format!("{parameter}.requires_grad=False")
     })
 }
 
 fn strip_module_moves<'t>(mut node: Node<'t>, source: &str) -> Node<'t> {
-    while node.kind() == "call" {
+    while node.kind_name() == "call" {
         let Some(receiver) = tree::method_receiver(node) else { break };
         if !matches!(tree::callee_name(node, source), Some("eval" | "train" | "to" | "cuda" | "cpu" | "half" | "float"))
         {
@@ -697,7 +699,7 @@ mod tests {
     /// The last identifier spelled `name` in `source`.
     fn last_use<'t>(root: Node<'t>, source: &str, name: &str) -> Node<'t> {
         tree::descendants(root)
-            .filter(|n| n.kind() == "identifier" && tree::text(*n, source) == name)
+            .filter(|n| n.kind_name() == "identifier" && tree::text(*n, source) == name)
             .last()
             .expect("the name is used")
     }

@@ -5,6 +5,7 @@
 use crate::engine::facts::Facts;
 use crate::engine::field;
 use crate::engine::tree;
+use crate::engine::tree::KindName;
 use tree_sitter::Node;
 
 /// Whether `node` sits under a version or feature test (`if torch_version < ...`,
@@ -35,9 +36,9 @@ pub fn old_torch_fallback(facts: &Facts, node: Node) -> bool {
 
 /// A test of the PyTorch version or of a feature, or a handler for what an old release lacks.
 fn is_guard(source: &str, node: Node) -> bool {
-    match node.kind() {
+    match node.kind_name() {
         "if_statement" | "elif_clause" | "conditional_expression" | "while_statement" => {
-            let condition = match node.kind() {
+            let condition = match node.kind_name() {
                 "conditional_expression" => node.named_child(1),
                 _ => node.child_by_field_id(field::CONDITION),
             };

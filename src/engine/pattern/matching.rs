@@ -503,6 +503,7 @@ impl TextPredicate {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::tree::KindName;
 
     /// Children listed by index, each with its field found by index, are those a cursor
     /// lists, with the fields it gives: over every node of every fixture and test case,
@@ -532,7 +533,7 @@ mod tests {
                 let by_index: Vec<_> = (0..node.child_count())
                     .map(|i| (node.child(i).expect("child").id(), field_of_child(node, i)))
                     .collect();
-                assert_eq!(by_index, by_cursor, "{}", node.kind());
+                assert_eq!(by_index, by_cursor, "{}", node.kind_name());
                 fields += by_index.iter().filter(|(_, f)| f.is_some()).count();
                 nodes += 1;
                 stack.extend((0..node.child_count()).filter_map(|i| node.child(i)));
@@ -558,7 +559,7 @@ mod tests {
         known.of(arguments);
         known.of(second_call);
         let handed = known.take(arguments).expect("listed for the pattern");
-        let kinds: Vec<&str> = handed.iter().map(|c| c.node.kind()).collect();
+        let kinds: Vec<&str> = handed.iter().map(|c| c.node.kind_name()).collect();
         assert_eq!(kinds, ["(", "identifier", ",", "identifier", ")"]);
         assert!(known.take(arguments).is_none(), "handed over once");
         // Reaching the second call passes the first: only the second's list is left.

@@ -7,6 +7,7 @@
 //! alone. An accumulator that lives across the whole run, or whose value is kept beyond
 //! the pass (appended to a history, returned, stored on an object), is still reported.
 
+use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{BACKWARD_NAMES, container_root, fresh_bindings};
 use crate::engine::checker::Checker;
@@ -33,10 +34,10 @@ pub(super) fn freed_within_one_pass<'t>(
 /// object (`self.history` lives as long as the object does).
 fn local_name<'s>(checker: &Checker<'s, '_>, container: Node) -> Option<&'s str> {
     let mut node = container;
-    while node.kind() == "subscript" {
+    while node.kind_name() == "subscript" {
         node = node.child_by_field_id(field::VALUE)?;
     }
-    (node.kind() == "identifier").then(|| checker.text(node))
+    (node.kind_name() == "identifier").then(|| checker.text(node))
 }
 
 /// Whether a `backward()` that runs on every step of `step` (not under a condition, not
@@ -54,11 +55,11 @@ fn backpropagated_each_step<'t>(
 ) -> bool {
     let source = checker.source();
     let facts = checker.facts;
-    if tree::descendants(value).any(|n| n.kind() == "call" && facts.builds_graph(n)) {
+    if tree::descendants(value).any(|n| n.kind_name() == "call" && facts.builds_graph(n)) {
         return false;
     }
     let mut flow: Vec<&str> = tree::descendants(value)
-        .filter(|n| n.kind() == "identifier" && tree::is_name_reference(*n))
+        .filter(|n| n.kind_name() == "identifier" && tree::is_name_reference(*n))
         .filter(|n| facts.holds_graph(*n))
         .map(|n| tree::text(n, source))
         .filter(|n| *n != accumulator)
@@ -68,7 +69,7 @@ fn backpropagated_each_step<'t>(
     }
     let body = tree::enclosing_body(store);
     let assignments: Vec<Node> = tree::descendants(step)
-        .filter(|n| matches!(n.kind(), "assignment" | "augmented_assignment") && n.id() != store.id())
+        .filter(|n| matches!(n.kind_name(), "assignment" | "augmented_assignment") && n.id() != store.id())
         .filter(|n| tree::enclosing_body(*n).id() == body.id())
         .collect();
     // Twice round: a loop body may compute the name it feeds before the stored value.
@@ -102,7 +103,7 @@ fn backpropagated_each_step<'t>(
 fn runs_every_step(call: Node, step: Node) -> bool {
     tree::ancestors(call).take_while(|a| a.id() != step.id()).all(|a| {
         !matches!(
-            a.kind(),
+            a.kind_name(),
             "if_statement"
                 | "elif_clause"
                 | "else_clause"
@@ -132,7 +133,7 @@ fn lives_one_pass<'t>(checker: &Checker<'_, 't>, root: Node<'t>, store: Node<'t>
     let function = tree::enclosing_function(store);
     let own_scope = match function {
         Some(f) => f.id() == scope.id(),
-        None => scope.kind() == "module",
+        None => scope.kind_name() == "module",
     };
     if !own_scope {
         return false;
@@ -146,12 +147,12 @@ fn lives_one_pass<'t>(checker: &Checker<'_, 't>, root: Node<'t>, store: Node<'t>
         .collect();
     // The loops the accumulator survives: those around the store that do not make it anew.
     let mut survived = tree::ancestors_in_function(store)
-        .filter(|n| tree::is_loop(n.kind()))
+        .filter(|n| tree::is_loop(n.kind_name()))
         .filter(|l| !fresh.iter().any(|b| tree::contains(*l, *b)));
     if survived.next().is_none_or(|l| l.id() != step.id()) || survived.next().is_some() {
         return false;
     }
-    let outer_loop = tree::ancestors_in_function(step).find(|n| tree::is_loop(n.kind()));
+    let outer_loop = tree::ancestors_in_function(step).find(|n| tree::is_loop(n.kind_name()));
     if function.is_none() && outer_loop.is_none() {
         return false;
     }
@@ -166,7 +167,7 @@ fn lives_one_pass<'t>(checker: &Checker<'_, 't>, root: Node<'t>, store: Node<'t>
 
 /// The block (or module) whose statement `node` is.
 fn statement_block(node: Node) -> Option<Node> {
-    tree::ancestors(node).find(|a| matches!(a.kind(), "block" | "module"))
+    tree::ancestors(node).find(|a| matches!(a.kind_name(), "block" | "module"))
 }
 
 /// How many names holding the accumulated value (`avg = total / n`, `epoch_loss = avg`)
@@ -195,7 +196,7 @@ fn escapes<'t>(checker: &Checker<'_, 't>, scope: Node<'t>, name: &str, store: No
                 // a function body without the module-level code unless that code calls
                 // it, so a module-level finding must not rest on function bodies (a
                 // function that keeps a module-level epoch sum is missed).
-                if scope.kind() != "module" && index.lookup(&name, occurrence).is_some_and(|b| b.scope == scope.id()) {
+                if scope.kind_name() != "module" && index.lookup(&name, occurrence).is_some_and(|b| b.scope == scope.id()) {
                     return true;
                 }
                 continue;
@@ -262,14 +263,14 @@ fn where_it_goes<'t>(checker: &Checker<'_, 't>, occurrence: Node<'t>) -> Flow {
     let source = checker.source();
     let names_of = |target: Node<'t>| -> Option<Vec<String>> {
         let names = target_names(target);
-        let plain = tree::descendants(target).all(|n| !matches!(n.kind(), "attribute" | "subscript"));
+        let plain = tree::descendants(target).all(|n| !matches!(n.kind_name(), "attribute" | "subscript"));
         plain.then(|| names.into_iter().map(|n| tree::text(n, source).to_string()).collect())
     };
     let mut node = occurrence;
     loop {
         let Some(parent) = tree::parent(node) else { return Flow::Kept };
         let is_field = |field: u16| parent.child_by_field_id(field).is_some_and(|f| f.id() == node.id());
-        match parent.kind() {
+        match parent.kind_name() {
             "binary_operator" | "unary_operator" | "parenthesized_expression" | "conditional_expression"
             | "boolean_operator" | "list" | "tuple" | "set" | "pair" | "dictionary" | "expression_list"
             | "list_splat" => {}
@@ -304,7 +305,7 @@ fn where_it_goes<'t>(checker: &Checker<'_, 't>, occurrence: Node<'t>) -> Flow {
             "for_in_clause" if is_field(field::RIGHT) => {
                 // `sum(l.item() for l in losses)`: what the comprehension makes of each.
                 let Some(comprehension) = tree::parent(parent) else { return Flow::Kept };
-                let element = comprehension.child_by_field_id(field::BODY).map(|body| match body.kind() {
+                let element = comprehension.child_by_field_id(field::BODY).map(|body| match body.kind_name() {
                     "pair" => body.child_by_field_id(field::VALUE).unwrap_or(body),
                     _ => body,
                 });
