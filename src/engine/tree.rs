@@ -264,6 +264,8 @@ impl StatementParents {
 /// in document order goes: `visit` each node, `descend` into one with children, `ascend`
 /// out of it. The rules' matcher walks every statement anyway and hands what it gathered
 /// to the parent index in force (`offer_parents`), so the index need not walk it again.
+/// One walk serves statement after statement (`finish` empties it): its lists grown for
+/// the first statements are not grown again, a reallocation at a time, for each.
 #[derive(Default)]
 pub struct StatementWalk {
     parents: Vec<ffi::TSNode>,
@@ -290,7 +292,8 @@ impl StatementWalk {
         self.open.pop();
     }
 
-    fn finish(mut self) -> StatementParents {
+    /// The parents gathered, in lists of their own size; the walk is left empty.
+    fn finish(&mut self) -> StatementParents {
         // A walk in document order meets the nodes sorted by where they start: only those
         // that start together (a call, its callee, the callee's object) are put in order
         // of id, instead of sorting every node of the statement by id.
@@ -301,14 +304,22 @@ impl StatementWalk {
         } else {
             self.children.sort_unstable_by_key(|&(start, id, _)| (start, id));
         }
-        self.parents.shrink_to_fit();
-        StatementParents { parents: self.parents, children: self.children }
+        let finished = StatementParents { parents: self.parents.clone(), children: self.children.clone() };
+        self.clear();
+        finished
+    }
+
+    /// Forget what was gathered, for the next statement.
+    pub fn clear(&mut self) {
+        self.parents.clear();
+        self.children.clear();
+        self.open.clear();
     }
 }
 
 /// Give the parent index in force for `statement`'s tree the parents gathered by a walk
 /// of the whole of `statement` (a top-level statement), unless it has them already.
-pub fn offer_parents(statement: Node, walked: StatementWalk) {
+pub fn offer_parents(statement: Node, walked: &mut StatementWalk) {
     offer_finished(statement, &Arc::new(walked.finish()));
 }
 
@@ -331,7 +342,7 @@ pub struct GatheredParents<'t> {
 }
 
 impl<'t> GatheredParents<'t> {
-    pub fn add(&mut self, statement: Node<'t>, walked: StatementWalk) {
+    pub fn add(&mut self, statement: Node<'t>, walked: &mut StatementWalk) {
         self.statements.push((statement, Arc::new(walked.finish())));
     }
 

@@ -41,13 +41,12 @@ impl Matches<'_> {
         let identifier = identifier_kinds();
         let mut identifiers = Vec::new();
         let mut gathered = GatheredParents::default();
-        let mut offer = |statement: Option<(Node<'t>, StatementWalk, bool)>| {
-            if let Some((statement, parents, true)) = statement {
-                if self.gather_parents {
-                    gathered.add(statement, parents);
-                } else {
-                    tree::offer_parents(statement, parents);
-                }
+        let mut offer = |statement: Option<(Node<'t>, bool)>, parents: &mut StatementWalk| {
+            match statement {
+                Some((statement, true)) if self.gather_parents => gathered.add(statement, parents),
+                Some((statement, true)) => tree::offer_parents(statement, parents),
+                // Walked in part: what it gathered is of no use.
+                _ => parents.clear(),
             }
         };
         let mut whole = true;
@@ -66,15 +65,16 @@ impl Matches<'_> {
         // The top-level statement being walked, the parents of its nodes so far, and
         // whether the walk has gone into all of it (it skips what lies outside the ranges
         // and below the depth limit).
-        let mut statement: Option<(Node<'t>, StatementWalk, bool)> = None;
+        let mut statement: Option<(Node<'t>, bool)> = None;
+        let mut parents = StatementWalk::default();
         let mut node = root;
         'walk: loop {
             let depth = path.len() as u32;
             if depth == 1 {
-                offer(statement.take());
-                statement = Some((node, StatementWalk::default(), true));
+                offer(statement.take(), &mut parents);
+                statement = Some((node, true));
             }
-            if let Some((_, parents, _)) = statement.as_mut() {
+            if statement.is_some() {
                 parents.visit(node);
             }
             // Asked once: the kind id is looked up through the grammar's aliases.
@@ -117,7 +117,7 @@ impl Matches<'_> {
                 known.take(node);
             }
             if listed.len() > first {
-                if let Some((_, parents, _)) = statement.as_mut() {
+                if statement.is_some() {
                     parents.descend(node);
                 }
                 path.push(node);
@@ -129,7 +129,7 @@ impl Matches<'_> {
             if inside {
                 whole &= leaf;
             }
-            if let Some((_, _, whole)) = statement.as_mut() {
+            if let Some((_, whole)) = statement.as_mut() {
                 *whole &= leaf;
             }
             loop {
@@ -142,14 +142,12 @@ impl Matches<'_> {
                 listed.truncate(*first);
                 frames.pop();
                 path.pop();
-                if !path.is_empty()
-                    && let Some((_, parents, _)) = statement.as_mut()
-                {
+                if !path.is_empty() && statement.is_some() {
                     parents.ascend();
                 }
             }
         }
-        offer(statement);
+        offer(statement, &mut parents);
         Walked { identifiers, whole, everywhere: self.ranges.is_none(), parents: gathered }
     }
 }
@@ -179,7 +177,28 @@ impl<'t> Walked<'t> {
 
 /// Append `node`'s children to `into`, with the field each holds.
 fn list_children<'t>(cursor: &mut TreeCursor<'t>, node: Node<'t>, into: &mut Vec<Child<'t>>) {
-    list(cursor, node, true, |_| true, into);
+    list(cursor, node, kinds_with_fields().contains(node), |_| true, into);
+}
+
+/// The kinds of node some child of which may hold a field, as the grammar's node types
+/// list them. The children of the rest (an argument list, a block, a module) hold none:
+/// asking tree-sitter for each child's field there costs a walk over the children
+/// before it, for nothing.
+fn kinds_with_fields() -> &'static KindSet {
+    static WITH_FIELDS: OnceLock<KindSet> = OnceLock::new();
+    WITH_FIELDS.get_or_init(|| {
+        #[derive(serde::Deserialize)]
+        struct NodeType {
+            #[serde(rename = "type")]
+            kind: String,
+            #[serde(default)]
+            fields: serde_json::Map<String, serde_json::Value>,
+        }
+        let types: Vec<NodeType> =
+            serde_json::from_str(tree_sitter_python::NODE_TYPES).expect("the grammar's node types are JSON");
+        let with_fields: Vec<String> = types.into_iter().filter(|t| !t.fields.is_empty()).map(|t| t.kind).collect();
+        KindSet::of(&with_fields).expect("the grammar's node types are its kinds")
+    })
 }
 
 /// Append to `into` the children of `node` (no pattern starts at it) that the walk may
@@ -544,6 +563,30 @@ mod tests {
 
     /// The children a pattern listed are handed to the walk when it reaches their node,
     /// with the fields they hold, and forgotten with those of every node it has passed.
+    /// A node of a kind the grammar lists no field for has no child holding one, and
+    /// those lists are not trivially empty: over every node of every fixture and test case.
+    #[test]
+    fn only_kinds_listed_with_fields_have_children_that_hold_one() {
+        let sources = crate::engine::fixture_and_test_sources();
+        let (mut without, mut with) = (0, 0);
+        for source in &sources {
+            let tree = crate::engine::parse(source).expect("parse");
+            let mut cursor = tree.root_node().walk();
+            for node in crate::engine::tree::descendants(tree.root_node()) {
+                let mut listed = Vec::new();
+                list_children(&mut cursor, node, &mut listed);
+                let fields = (0..node.child_count()).filter(|&i| field_of_child(node, i).is_some()).count();
+                if kinds_with_fields().contains(node) {
+                    with += fields;
+                } else {
+                    assert_eq!(fields, 0, "{}", node.kind_name());
+                    without += listed.len();
+                }
+            }
+        }
+        assert!(with > 1000 && without > 1000, "{with} fields, {without} children without");
+    }
+
     #[test]
     fn children_listed_for_a_pattern_are_handed_to_the_walk_once() {
         let source = "f(a, b)\ng(c)\n";
