@@ -264,6 +264,7 @@ pub fn error_count(root: Node) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::tree::KindName;
 
     #[test]
     fn brackets_open_where_a_definition_starts_a_line_are_unclosed() {
@@ -295,6 +296,28 @@ mod tests {
         }
         // An f-string's field ends with its one-line string.
         assert_eq!(found("x = (f\"{a\ndef f():\n    pass\n"), ['(']);
+    }
+
+    /// A text that parses without errors has no bracket open where a definition starts
+    /// a line (that line would be a syntax error), so `parse_finding_unclosed_brackets`
+    /// does not scan it; one that does not is scanned, and its bracket found and blanked.
+    #[test]
+    fn a_clean_parse_has_no_unclosed_bracket() {
+        let mut clean = 0;
+        for source in crate::engine::fixture_and_test_sources() {
+            let tree = crate::engine::reparse(&source, None).expect("parse");
+            if !tree.root_node().has_error() {
+                clean += 1;
+                assert_eq!(unclosed_brackets(&source), Vec::<usize>::new(), "{source}");
+            }
+        }
+        assert!(clean > 20, "{clean} clean sources");
+        let typed = "def f(x):\n    y = g(\n    return x\n\n\ndef h():\n    pass\n";
+        let (tree, unclosed) = crate::engine::parse_finding_unclosed_brackets(typed).expect("parse");
+        assert_eq!(unclosed, [typed.find("g(").unwrap() + 1]);
+        // The definition after it is whole: the bracket was read as a space.
+        let last = tree.root_node().named_child(1).expect("def h");
+        assert_eq!((last.kind_name(), last.has_error()), ("function_definition", false));
     }
 
     #[test]
