@@ -96,16 +96,15 @@ impl Matches<'_> {
                 _ => {}
             }
             if inside && !candidates.is_empty() {
-                if listed.len() > first {
-                    known.put(node, listed[first..].into());
-                }
+                // Every child, with its field, where the walk goes on below (see above).
+                let tried = Tried { root: node, root_children: descends.then(|| &listed[first..]), lists: &known };
                 for &index in candidates {
                     let pattern = &self.patterns.patterns[index as usize];
                     if !active.get(pattern.rule).copied().unwrap_or(false) || !texts.one_inside(&pattern.required, node)
                     {
                         continue;
                     }
-                    match_node(&pattern.root, node, &known, &mut captures, &mut |captures| {
+                    match_node(&pattern.root, node, &tried, &mut captures, &mut |captures| {
                         if !seen.contains(&*captures) && pattern.text.iter().all(|p| p.holds(captures, source)) {
                             seen.push(captures.clone());
                         }
@@ -114,7 +113,6 @@ impl Matches<'_> {
                         found(index as usize, captures, &Ancestry { root: node, above: &path });
                     }
                 }
-                known.take(node);
             }
             if listed.len() > first {
                 if statement.is_some() {
@@ -368,7 +366,7 @@ fn intersects(node: Node, range: &Range<usize>) -> bool {
 fn match_node<'t>(
     step: &Step,
     node: Node<'t>,
-    known: &KnownChildren<'t>,
+    known: &Tried<'_, 't>,
     captures: &mut Captures<'t>,
     then: &mut dyn FnMut(&mut Captures<'t>),
 ) {
@@ -391,7 +389,7 @@ fn match_node<'t>(
 fn finish<'t>(
     step: &Step,
     node: Node<'t>,
-    known: &KnownChildren<'t>,
+    known: &Tried<'_, 't>,
     captures: &mut Captures<'t>,
     then: &mut dyn FnMut(&mut Captures<'t>),
 ) {
@@ -400,10 +398,24 @@ fn finish<'t>(
     if step.children.is_empty() {
         then(captures);
     } else {
-        let children = known.of(node);
-        match_children(&step.children, &children, 0, None, known, captures, then);
+        match known.root_children.filter(|_| node.id() == known.root.id()) {
+            Some(children) => match_children(&step.children, children, 0, None, known, captures, then),
+            None => {
+                let children = known.lists.of(node);
+                match_children(&step.children, &children, 0, None, known, captures, then);
+            }
+        }
     }
     captures.truncate(before);
+}
+
+/// What the patterns tried at one node (`root`) share: its children as the walk listed
+/// them (when it did: it lists none below the depth it starts matches at), and the
+/// children of the nodes below it that a pattern listed.
+struct Tried<'a, 't> {
+    root: Node<'t>,
+    root_children: Option<&'a [Child<'t>]>,
+    lists: &'a KnownChildren<'t>,
 }
 
 #[derive(Clone, Copy)]
@@ -435,10 +447,6 @@ impl<'t> KnownChildren<'t> {
         found
     }
 
-    fn put(&self, node: Node<'t>, children: Rc<[Child<'t>]>) {
-        self.lists.borrow_mut().push((node, children));
-    }
-
     /// `node`'s children if they are known, forgotten here, as are those of the nodes
     /// that start before it: a walk in document order has passed them.
     fn take(&self, node: Node<'t>) -> Option<Rc<[Child<'t>]>> {
@@ -466,7 +474,7 @@ fn match_children<'t>(
     children: &[Child<'t>],
     from: usize,
     previous: Option<usize>,
-    known: &KnownChildren<'t>,
+    known: &Tried<'_, 't>,
     captures: &mut Captures<'t>,
     then: &mut dyn FnMut(&mut Captures<'t>),
 ) {
