@@ -110,7 +110,7 @@ impl Matches<'_> {
                         }
                     });
                     for captures in seen.drain(..) {
-                        found(index as usize, captures, &Ancestry { root: node, above: &path });
+                        found(index as usize, captures, &Ancestry { root: node, above: &path, root_children: tried.root_children });
                     }
                 }
             }
@@ -327,15 +327,20 @@ pub struct Ancestry<'a, 't> {
     root: Node<'t>,
     /// The root's ancestors, outermost first.
     above: &'a [Node<'t>],
+    /// The root's children, when the walk listed them: the captures the host predicates
+    /// ask about are mostly among them (a call's callee).
+    root_children: Option<&'a [Child<'t>]>,
 }
 
 impl<'t> Ancestry<'_, 't> {
     /// The ancestors of `node`, a node of the match (the root or below it), innermost
     /// first.
     pub fn of(&self, node: Node<'t>) -> impl Iterator<Item = Node<'t>> + '_ {
+        let child_of_root = self.root_children.is_some_and(|c| c.iter().any(|c| c.node.id() == node.id()));
         // From the root down to `node`'s parent: a few levels, a pattern's depth.
         let mut inside = Vec::new();
-        let mut at = self.root;
+        let mut at = if child_of_root { node } else { self.root };
+        let first = child_of_root.then_some(self.root);
         while at.id() != node.id() {
             inside.push(at);
             match at.child_with_descendant(node) {
@@ -351,7 +356,7 @@ impl<'t> Ancestry<'_, 't> {
             inside.reverse();
             &[][..]
         };
-        inside.into_iter().rev().chain(above.iter().rev().copied())
+        first.into_iter().chain(inside.into_iter().rev()).chain(above.iter().rev().copied())
     }
 }
 
