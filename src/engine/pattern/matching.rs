@@ -39,7 +39,9 @@ impl Matches<'_> {
         found: &mut dyn FnMut(usize, Captures<'t>, &Ancestry<'_, 't>),
     ) -> Walked<'t> {
         let identifier = identifier_kinds();
-        let mut identifiers = Vec::new();
+        // About one identifier in ten bytes of code; room reserved is not memory used, and
+        // growing a list of many thousands, a copy at a time, is.
+        let mut identifiers = Vec::with_capacity(source.len() / 8);
         let mut gathered = GatheredParents::default();
         let mut offer = |statement: Option<(Node<'t>, bool)>, parents: &mut StatementWalk| {
             match statement {
@@ -66,7 +68,8 @@ impl Matches<'_> {
         // whether the walk has gone into all of it (it skips what lies outside the ranges
         // and below the depth limit).
         let mut statement: Option<(Node<'t>, bool)> = None;
-        let mut parents = StatementWalk::default();
+        // Kept by the thread from walk to walk: grown once to the largest statement.
+        let mut parents = SCRATCH_PARENTS.take();
         let mut node = root;
         'walk: loop {
             let depth = path.len() as u32;
@@ -146,8 +149,14 @@ impl Matches<'_> {
             }
         }
         offer(statement, &mut parents);
+        SCRATCH_PARENTS.set(parents);
         Walked { identifiers, whole, everywhere: self.ranges.is_none(), parents: gathered }
     }
+}
+
+thread_local! {
+    /// The lists a walk gathers statement parents in (see `Matches::for_each`).
+    static SCRATCH_PARENTS: std::cell::Cell<StatementWalk> = std::cell::Cell::new(StatementWalk::default());
 }
 
 /// What a walk met on its way, besides the matches.
