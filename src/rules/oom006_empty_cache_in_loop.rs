@@ -381,8 +381,11 @@ fn has_step_loop<'t>(facts: &Facts<'t>, function: Node<'t>) -> bool {
     // training script's `main()` holds tens of thousands of nodes, read once.
     // The loops of a function nested in it are that function's.
     *facts.memo("OOM006 has a step loop", Some(function), || {
-        tree::descendants_entering(function, |node| !tree::is_function(node.kind_name()))
-            .filter(|n| tree::is_loop(n.kind_name()))
-            .any(|n| is_step_loop(facts, n))
+        facts
+            .index()
+            .loops_in(function)
+            .into_iter()
+            .filter(|l| tree::enclosing_function(*l).is_some_and(|f| f.id() == function.id()))
+            .any(|l| is_step_loop(facts, l))
     })
 }

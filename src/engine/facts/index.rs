@@ -364,6 +364,26 @@ impl<'t> FileIndex<'t> {
             .collect()
     }
 
+    /// The `for` and `while` statements inside `scope` (nested functions' included), in
+    /// document order, each found from its keyword in the text by one descent from
+    /// `scope`: a long `main()` has tens of thousands of nodes and a few loops.
+    pub fn loops_in(&self, scope: Node<'t>) -> Vec<Node<'t>> {
+        let range = scope.byte_range();
+        let mut keywords = self.positions_in("for", range.clone());
+        keywords.extend(self.positions_in("while", range));
+        keywords.sort_unstable();
+        let mut loops: Vec<Node<'t>> = Vec::new();
+        for at in keywords {
+            // The smallest named node around a statement's keyword is the statement; around
+            // a comprehension's, a string's or a comment's, something else.
+            let Some(found) = scope.named_descendant_for_byte_range(at, at + 1) else { continue };
+            if tree::is_loop(found.kind_name()) && loops.last().is_none_or(|last| last.id() != found.id()) {
+                loops.push(found);
+            }
+        }
+        loops
+    }
+
     /// Every binding of `name` in the file, sorted by where it takes effect.
     pub fn bindings(&self, name: &str) -> Rc<[Binding<'t>]> {
         if let Some(known) = self.bindings.borrow().get(name) {
@@ -852,6 +872,32 @@ model = Net()
         assert!(identifiers.iter().any(|n| tree::text(*n, SOURCE) == "a"));
         assert!(from_walk.occurrences("a").is_empty());
         assert_eq!(from_walk.occurrences("model").len(), 11);
+    }
+
+    /// The loops found from their keywords are those a walk of the function finds, in
+    /// order, over every function of every fixture and test case, and not trivially: a
+    /// comprehension's `for`, and `for` or `while` in strings and comments, are no loops.
+    #[test]
+    fn loops_found_from_their_keywords_are_those_a_walk_finds() {
+        let mut sources = crate::engine::fixture_and_test_sources();
+        sources.push(
+            "def f(xs):\n    # for each x, while we can\n    s = 'for x in xs while'\n    ys = [x for x in xs]\n    \
+             async def g():\n        async for y in ys:\n            pass\n    while xs:\n        for_ = xs.pop()\n"
+                .to_string(),
+        );
+        let mut loops = 0;
+        for source in &sources {
+            let tree = crate::engine::parse(source).expect("parse");
+            let index = FileIndex::new(tree.root_node(), source);
+            for function in tree::descendants(tree.root_node()).filter(|n| n.kind_name() == "function_definition") {
+                let walked: Vec<usize> =
+                    tree::descendants(function).filter(|n| tree::is_loop(n.kind_name())).map(|n| n.id()).collect();
+                let found: Vec<usize> = index.loops_in(function).iter().map(|n| n.id()).collect();
+                assert_eq!(found, walked, "{}", tree::text(function, source));
+                loops += found.len();
+            }
+        }
+        assert!(loops > 100, "{loops} loops");
     }
 
     /// A question about one function's calls maps that function's occurrences of the

@@ -113,7 +113,11 @@ impl Matches<'_> {
                         }
                     });
                     for captures in seen.drain(..) {
-                        found(index as usize, captures, &Ancestry { root: node, above: &path, root_children: tried.root_children });
+                        found(
+                            index as usize,
+                            captures,
+                            &Ancestry { root: node, above: &path, root_children: tried.root_children },
+                        );
                     }
                 }
             }
