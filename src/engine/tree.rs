@@ -48,8 +48,9 @@ impl KindSet {
         let mut set = KindSet { ids: vec![0; count.div_ceil(64)] };
         for kind in kinds {
             let kind = kind.as_ref();
+            let names = kind_names();
             let ids: Vec<u16> = (0..count as u16)
-                .filter(|&id| language.node_kind_for_id(id) == Some(kind))
+                .filter(|&id| names.get(id as usize) == Some(&kind))
                 .filter(|&id| named.is_none_or(|named| language.node_kind_is_named(id) == named))
                 .collect();
             if ids.is_empty() {
@@ -92,15 +93,19 @@ pub trait KindName {
 
 impl KindName for Node<'_> {
     fn kind_name(&self) -> &'static str {
-        static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-        // The names the grammar lends live as long as the language, kept here for good.
-        static LANGUAGE: std::sync::OnceLock<tree_sitter::Language> = std::sync::OnceLock::new();
-        let names = NAMES.get_or_init(|| {
-            let language: &'static tree_sitter::Language = LANGUAGE.get_or_init(crate::engine::language);
-            (0..language.node_kind_count() as u16).map(|id| language.node_kind_for_id(id).unwrap_or("")).collect()
-        });
-        names.get(self.kind_id() as usize).copied().unwrap_or("")
+        kind_names().get(self.kind_id() as usize).copied().unwrap_or("")
     }
+}
+
+/// Every kind's name, by kind id.
+fn kind_names() -> &'static [&'static str] {
+    static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    // The names the grammar lends live as long as the language, kept here for good.
+    static LANGUAGE: std::sync::OnceLock<tree_sitter::Language> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        let language: &'static tree_sitter::Language = LANGUAGE.get_or_init(crate::engine::language);
+        (0..language.node_kind_count() as u16).map(|id| language.node_kind_for_id(id).unwrap_or("")).collect()
+    })
 }
 
 pub fn text<'s>(node: Node, source: &'s str) -> &'s str {
