@@ -2,8 +2,7 @@
 //! analyse: reported, never fatal. What still parses, and what is nested less deeply, is
 //! linted.
 
-use crate::engine::tree;
-use crate::engine::tree::KindName;
+use crate::engine::tree::{self, KindName};
 use tree_sitter::Node;
 
 /// How deeply code may nest for the rules' patterns to look inside it, in levels of the

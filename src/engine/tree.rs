@@ -85,7 +85,7 @@ impl KindSet {
 /// A node's kind as the grammar spells it (what `Node::kind` answers), looked up in a
 /// table by kind id. `Node::kind` asks tree-sitter for the name, measures it and checks
 /// it is UTF-8 on every call: rules and facts ask it of every node they look at, and on
-/// training scripts that cost a tenth of the rules' own work. (`clippy.toml` keeps
+/// training scripts that cost a tenth of the rules' own work. (`.clippy.toml` keeps
 /// `Node::kind` out of the code.)
 pub trait KindName {
     fn kind_name(&self) -> &'static str;

@@ -5,8 +5,7 @@
 use super::Edit;
 use crate::engine::facts::Facts;
 use crate::engine::field;
-use crate::engine::tree;
-use crate::engine::tree::KindName;
+use crate::engine::tree::{self, KindName};
 use tree_sitter::Node;
 
 /// The name the module binds `torch` to at top level (`torch`, or `T` after

@@ -1,6 +1,5 @@
 //! OOM001 loss-tensor-kept: a graph-attached tensor stored beyond its step.
 
-use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
@@ -8,7 +7,7 @@ use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::heuristics;
 use crate::engine::facts::index::{Binding, BindingKind, target_names};
 use crate::engine::facts::tensors::{GRAPH_KEEPING_METHODS, TensorValue};
-use crate::engine::tree;
+use crate::engine::tree::{self, KindName};
 use crate::fix::{Applicability, Edit, Fix};
 use tree_sitter::Node;
 

@@ -1,13 +1,12 @@
 //! OOM002 eval-without-no-grad: a forward pass in evaluation code with autograd on.
 
-use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::heuristics;
 use crate::engine::facts::tensors::GRAPH_KEEPING_METHODS;
-use crate::engine::tree;
+use crate::engine::tree::{self, KindName};
 use crate::fix::{Applicability, Edit, Fix, edits};
 use std::cell::RefCell;
 use tree_sitter::Node;

@@ -1,12 +1,11 @@
 //! OOM003 deprecated-cuda-amp: `torch.cuda.amp.*` and `torch.cpu.amp.*`.
 
-use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, Evidence, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::diagnostic::TextRange;
 use crate::engine::checker::{Checker, Match};
-use crate::engine::tree;
+use crate::engine::tree::{self, KindName};
 use crate::fix::{Edit, Fix, edits};
 use tree_sitter::Node;
 

@@ -1,12 +1,11 @@
 //! OOM004 checkpoint-late-binding: a checkpointed closure that captures a loop variable.
 
-use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, Evidence, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::index::{BindingKind, target_names};
-use crate::engine::tree;
+use crate::engine::tree::{self, KindName};
 use crate::fix::{Edit, Fix};
 use std::collections::BTreeSet;
 use tree_sitter::Node;

@@ -1,11 +1,10 @@
 //! OOM005 checkpoint-reentrant-default: `torch.utils.checkpoint` called without an
 //! explicit `use_reentrant=`.
 
-use crate::engine::tree::KindName;
 use super::{Check, Cost, Evidence, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
-use crate::engine::tree;
+use crate::engine::tree::{self, KindName};
 use crate::fix::edits::append_argument;
 use crate::fix::{Applicability, Fix};
 

@@ -1,7 +1,6 @@
 //! OOM006 empty-cache-in-loop: `torch.cuda.empty_cache()` on every iteration of a
 //! training or evaluation loop, directly or through a helper the loop calls.
 
-use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, DeviceMeasure, Rule, rule_files};
 use crate::diagnostic::Severity;
@@ -9,7 +8,7 @@ use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::Facts;
 use crate::engine::facts::heuristics::{is_forward_method_name, words};
 use crate::engine::facts::out_of_memory::catches_out_of_memory;
-use crate::engine::tree;
+use crate::engine::tree::{self, KindName};
 use tree_sitter::Node;
 
 const FILES: (&str, &str) = rule_files!("OOM006-empty-cache-in-loop");

@@ -1,12 +1,11 @@
 //! OOM007 retain-graph-in-loop: `backward(retain_graph=True)` in a loop with no later
 //! backward through the same graph in that iteration.
 
-use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::{Severity, TextRange};
 use crate::engine::checker::{Checker, Match};
-use crate::engine::tree;
+use crate::engine::tree::{self, KindName};
 use crate::fix::{Applicability, Edit, Fix};
 use tree_sitter::Node;
 

@@ -1,12 +1,11 @@
 //! OOM008 load-without-map-location: `torch.load` without `map_location`, so every
 //! tensor comes back on the device that saved it.
 
-use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
-use crate::engine::tree;
+use crate::engine::tree::{self, KindName};
 use crate::fix::edits::{append_argument, string_literal};
 use crate::fix::{Applicability, Fix};
 use tree_sitter::Node;

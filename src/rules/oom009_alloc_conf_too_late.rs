@@ -3,14 +3,13 @@
 //! again), or holding an option the allocator does not know (the first CUDA allocation
 //! fails).
 
-use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, DeviceMeasure, Rule, rule_files};
 use crate::diagnostic::{Severity, TextRange};
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::Facts;
 use crate::engine::facts::index::BindingKind;
-use crate::engine::tree;
+use crate::engine::tree::{self, KindName};
 use crate::fix::{Edit, Fix};
 use std::borrow::Cow;
 use tree_sitter::Node;

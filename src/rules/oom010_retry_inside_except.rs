@@ -1,14 +1,13 @@
 //! OOM010 retry-inside-except: recovering from an out-of-memory error by running the
 //! model again inside the `except` block.
 
-use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::heuristics::words;
 use crate::engine::facts::out_of_memory::catches_out_of_memory;
-use crate::engine::tree;
+use crate::engine::tree::{self, KindName};
 use tree_sitter::Node;
 
 const FILES: (&str, &str) = rule_files!("OOM010-retry-inside-except");

@@ -1,7 +1,6 @@
 //! OOM011 hidden-state-not-detached: a recurrent state carried from one batch to the next
 //! without `.detach()`.
 
-use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
@@ -9,7 +8,7 @@ use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::heuristics;
 use crate::engine::facts::index::target_names;
 use crate::engine::text_test;
-use crate::engine::tree;
+use crate::engine::tree::{self, KindName};
 use tree_sitter::Node;
 
 const FILES: (&str, &str) = rule_files!("OOM011-hidden-state-not-detached");

@@ -9,8 +9,7 @@ use super::index::BindingKind;
 use super::tensors::TensorValue;
 use crate::diagnostic::Related;
 use crate::engine::field;
-use crate::engine::tree;
-use crate::engine::tree::KindName;
+use crate::engine::tree::{self, KindName};
 use std::path::Path;
 use tree_sitter::Node;
 

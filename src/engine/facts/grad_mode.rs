@@ -8,8 +8,7 @@
 use super::Facts;
 use super::heuristics;
 use crate::engine::field;
-use crate::engine::tree::KindName;
-use crate::engine::tree::{self, ancestors};
+use crate::engine::tree::{self, KindName, ancestors};
 use tree_sitter::Node;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

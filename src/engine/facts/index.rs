@@ -6,8 +6,7 @@
 //! about, not to the file's size.
 
 use crate::engine::field;
-use crate::engine::tree::KindName;
-use crate::engine::tree::{self, is_scope};
+use crate::engine::tree::{self, KindName, is_scope};
 use foldhash::HashMap;
 use std::cell::RefCell;
 use std::ops::Range;

@@ -4,8 +4,7 @@
 
 use super::index::{BindingKind, FileIndex};
 use crate::engine::field;
-use crate::engine::tree;
-use crate::engine::tree::KindName;
+use crate::engine::tree::{self, KindName};
 use tree_sitter::Node;
 
 /// Alias chains longer than this are not followed (and cycles end here).

@@ -7,8 +7,7 @@ use super::Facts;
 use super::heuristics;
 use super::index::BindingKind;
 use crate::engine::field;
-use crate::engine::tree;
-use crate::engine::tree::KindName;
+use crate::engine::tree::{self, KindName};
 use tree_sitter::Node;
 
 /// How far a chain of assignments is followed back.

@@ -4,8 +4,7 @@
 
 use crate::engine::facts::Facts;
 use crate::engine::field;
-use crate::engine::tree;
-use crate::engine::tree::KindName;
+use crate::engine::tree::{self, KindName};
 use tree_sitter::Node;
 
 /// Whether `node` sits under a version or feature test (`if torch_version < ...`,

@@ -39,8 +39,9 @@ impl Matches<'_> {
         found: &mut dyn FnMut(usize, Captures<'t>, &Ancestry<'_, 't>),
     ) -> Walked<'t> {
         let identifier = identifier_kinds();
-        // About one identifier in ten bytes of code; room reserved is not memory used, and
-        // growing a list of many thousands, a copy at a time, is.
+        // Room for one identifier in eight bytes of code, more than code has; room
+        // reserved is not memory used, and growing a list of many thousands, a copy at a
+        // time, is.
         let mut identifiers = Vec::with_capacity(source.len() / 8);
         let mut gathered = GatheredParents::default();
         let mut offer = |statement: Option<(Node<'t>, bool)>, parents: &mut StatementWalk| {

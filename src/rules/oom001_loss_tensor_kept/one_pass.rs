@@ -7,13 +7,12 @@
 //! alone. An accumulator that lives across the whole run, or whose value is kept beyond
 //! the pass (appended to a history, returned, stored on an object), is still reported.
 
-use crate::engine::tree::KindName;
 use crate::engine::field;
 use super::{BACKWARD_NAMES, container_root, fresh_bindings};
 use crate::engine::checker::Checker;
 use crate::engine::facts::index::{BindingKind, target_names};
 use crate::engine::facts::tensors::{GRAPH_KEEPING_METHODS, TensorValue};
-use crate::engine::tree;
+use crate::engine::tree::{self, KindName};
 use tree_sitter::Node;
 
 /// Whether what `store` keeps in `container` is freed by a `backward()` every step of
