@@ -4,6 +4,7 @@
 //! overrides. Every front end lints through `crate::lint`, which calls `Engine::lint`.
 
 pub mod checker;
+pub mod children;
 pub mod facts;
 pub mod field;
 mod parts;

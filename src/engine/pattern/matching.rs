@@ -4,13 +4,13 @@
 //! set of captures reported once).
 
 use super::{Operand, PatternSet, Step, Test, TextPredicate};
+use crate::engine::children::{self, Child};
 use crate::engine::tree::{self, GatheredParents, KindSet, StatementWalk};
 use std::cell::RefCell;
-use std::num::NonZeroU16 as FieldId;
 use std::ops::Range;
 use std::rc::Rc;
 use std::sync::OnceLock;
-use tree_sitter::{Node, TreeCursor};
+use tree_sitter::Node;
 
 pub type Captures<'t> = Vec<(u32, Node<'t>)>;
 
@@ -53,7 +53,6 @@ impl Matches<'_> {
             }
         };
         let mut whole = true;
-        let mut cursor = root.walk();
         // The nodes the walk is inside of, outermost first.
         let mut path: Vec<Node<'t>> = Vec::new();
         // The children of each node of `path`, one list after another, and per node where
@@ -93,10 +92,13 @@ impl Matches<'_> {
             // A pattern tried above may have listed this node's children already.
             match known.take(node) {
                 Some(children) if descends => listed.extend_from_slice(&children),
-                // Every child, with its field, only where a pattern starts; elsewhere
-                // those the walk may go into or a pattern start at.
-                _ if descends && !candidates.is_empty() => list_children(&mut cursor, node, &mut listed),
-                _ if descends => list_way_down(&mut cursor, node, self.patterns.roots_anonymous, &mut listed),
+                // Every child where a pattern starts; elsewhere those the walk may go into
+                // or a pattern start at: the named ones and any with children, and the
+                // anonymous tokens too when some pattern starts at one. A token is a leaf
+                // no pattern starts at: a third of a tree's nodes (brackets, commas,
+                // operators), which a walk of every node would visit for nothing.
+                _ if descends && !candidates.is_empty() => children::list(node, true, &mut listed),
+                _ if descends => children::list(node, self.patterns.roots_anonymous, &mut listed),
                 _ => {}
             }
             if inside && !candidates.is_empty() {
@@ -186,109 +188,6 @@ impl<'t> Walked<'t> {
         (self.whole && self.everywhere).then_some(self.identifiers)
     }
 }
-
-/// Append `node`'s children to `into`, with the field each holds.
-fn list_children<'t>(cursor: &mut TreeCursor<'t>, node: Node<'t>, into: &mut Vec<Child<'t>>) {
-    list(cursor, node, kinds_with_fields().contains(node), |_| true, into);
-}
-
-/// The kinds of node some child of which may hold a field, as the grammar's node types
-/// list them. The children of the rest (an argument list, a block, a module) hold none:
-/// asking tree-sitter for each child's field there costs a walk over the children
-/// before it, for nothing.
-fn kinds_with_fields() -> &'static KindSet {
-    static WITH_FIELDS: OnceLock<KindSet> = OnceLock::new();
-    WITH_FIELDS.get_or_init(|| {
-        #[derive(serde::Deserialize)]
-        struct NodeType {
-            #[serde(rename = "type")]
-            kind: String,
-            #[serde(default)]
-            fields: serde_json::Map<String, serde_json::Value>,
-        }
-        let types: Vec<NodeType> =
-            serde_json::from_str(tree_sitter_python::NODE_TYPES).expect("the grammar's node types are JSON");
-        let with_fields: Vec<String> = types.into_iter().filter(|t| !t.fields.is_empty()).map(|t| t.kind).collect();
-        KindSet::of(&with_fields).expect("the grammar's node types are its kinds")
-    })
-}
-
-/// Append to `into` the children of `node` (no pattern starts at it) that the walk may
-/// go into or a pattern may start at: the named ones and any with children, and the
-/// anonymous tokens too when `tokens` (some pattern starts at one). A token is a leaf no
-/// pattern starts at: a third of a tree's nodes (brackets, commas, operators), which a
-/// walk of every node would visit for nothing. Without their fields: no pattern asks.
-fn list_way_down<'t>(cursor: &mut TreeCursor<'t>, node: Node<'t>, tokens: bool, into: &mut Vec<Child<'t>>) {
-    list(cursor, node, false, |child| tokens || child.is_named() || child.child_count() > 0, into);
-}
-
-/// Append to `into` the children of `node` that `wanted` keeps, with the field each
-/// holds when `fields`.
-fn list<'t>(
-    cursor: &mut TreeCursor<'t>,
-    node: Node<'t>,
-    fields: bool,
-    wanted: impl Fn(&Node<'t>) -> bool,
-    into: &mut Vec<Child<'t>>,
-) {
-    // Most nodes are leaves: counting costs less than moving a cursor there.
-    let count = node.child_count();
-    if count == 0 {
-        return;
-    }
-    // A few children (a call's two, an assignment's three): tree-sitter finds each, and
-    // the field it holds, by its index from the first, with no cursor to set up and
-    // move; more, and the cursor's one pass wins.
-    if count <= FEW_CHILDREN {
-        let child = |i| {
-            let child = node.child(i).filter(&wanted)?;
-            Some(Child { node: child, field: if fields { field_of_child(node, i) } else { None } })
-        };
-        into.extend((0..count).filter_map(child));
-        return;
-    }
-    cursor.reset(node);
-    if cursor.goto_first_child() {
-        loop {
-            let child = cursor.node();
-            if wanted(&child) {
-                into.push(Child { node: child, field: if fields { cursor.field_id() } else { None } });
-            }
-            if !cursor.goto_next_sibling() {
-                break;
-            }
-        }
-    }
-}
-
-/// The field the child at `index` of `node` holds, as a cursor on that child answers.
-fn field_of_child(node: Node, index: u32) -> Option<FieldId> {
-    // SAFETY: `node` is a node of a tree alive here; the answer is null or the address of
-    // a field name the grammar holds for the life of the process.
-    let name = unsafe { tree_sitter::ffi::ts_node_field_name_for_child(node.into_raw(), index) };
-    if name.is_null() {
-        return None;
-    }
-    field_ids_by_name().iter().find(|&&(at, _)| at == name as usize).map(|&(_, id)| id)
-}
-
-/// Each field's id by the address of its name in the grammar, which is what tree-sitter
-/// answers when asked for a child's field by index (a few comparisons, not the string
-/// comparisons of a lookup by name).
-fn field_ids_by_name() -> &'static [(usize, FieldId)] {
-    static FIELDS: OnceLock<Vec<(usize, FieldId)>> = OnceLock::new();
-    FIELDS.get_or_init(|| {
-        let language = crate::engine::language();
-        // Field ids run from 1 to the count; `field_name_for_id` lends the grammar's own
-        // bytes.
-        (1..=language.field_count() as u16)
-            .filter_map(|id| Some((language.field_name_for_id(id)?.as_ptr() as usize, FieldId::new(id)?)))
-            .collect()
-    })
-}
-
-/// Up to this many children are listed by index (see `list`).
-const FEW_CHILDREN: u32 = 8;
 
 /// The kind ids spelled `identifier` (keywords used as names are aliased to it).
 fn identifier_kinds() -> &'static KindSet {
@@ -437,20 +336,12 @@ struct Tried<'a, 't> {
     lists: &'a KnownChildren<'t>,
 }
 
-#[derive(Clone, Copy)]
-struct Child<'t> {
-    node: Node<'t>,
-    field: Option<FieldId>,
-}
-
 /// The children of the nodes patterns looked into, with their fields, kept until the
 /// walk reaches each: a dozen patterns start at every call, and each would otherwise list
 /// the call's children again, and the walk after them.
 #[derive(Default)]
 pub(super) struct KnownChildren<'t> {
     lists: RefCell<Vec<(Node<'t>, Rc<[Child<'t>]>)>>,
-    /// Reset to each node listed here: a cursor of its own per list costs an allocation.
-    cursor: RefCell<Option<TreeCursor<'t>>>,
 }
 
 impl<'t> KnownChildren<'t> {
@@ -458,9 +349,8 @@ impl<'t> KnownChildren<'t> {
         if let Some((_, known)) = self.lists.borrow().iter().find(|(known, _)| known.id() == node.id()) {
             return known.clone();
         }
-        let mut found = Vec::with_capacity(node.child_count() as usize);
-        let mut cursor = self.cursor.borrow_mut();
-        list_children(cursor.get_or_insert_with(|| node.walk()), node, &mut found);
+        let mut found = Vec::new();
+        children::list(node, true, &mut found);
         let found: Rc<[Child<'t>]> = found.into();
         self.lists.borrow_mut().push((node, found.clone()));
         found
@@ -550,69 +440,6 @@ impl TextPredicate {
 mod tests {
     use super::*;
     use crate::engine::tree::KindName;
-
-    /// Children listed by index, each with its field found by index, are those a cursor
-    /// lists, with the fields it gives: over every node of every fixture and test case,
-    /// fields inherited through hidden nodes and comments among children included.
-    #[test]
-    fn children_listed_by_index_hold_the_fields_a_cursor_gives() {
-        let mut sources = crate::engine::fixture_and_test_sources();
-        sources
-            .push("x = (a  # one\n     , b)\nd[k] += f(*a, k=1)\n@dec\ndef g(a: int = 1, *, b) -> int: ...\n".into());
-        assert!(sources.len() > 20, "found {} sources", sources.len());
-        let (mut fields, mut nodes) = (0, 0);
-        for source in &sources {
-            let tree = crate::engine::parse(source).expect("parse");
-            let mut cursor = tree.root_node().walk();
-            let mut stack = vec![tree.root_node()];
-            while let Some(node) = stack.pop() {
-                let mut by_cursor = Vec::new();
-                cursor.reset(node);
-                if cursor.goto_first_child() {
-                    loop {
-                        by_cursor.push((cursor.node().id(), cursor.field_id()));
-                        if !cursor.goto_next_sibling() {
-                            break;
-                        }
-                    }
-                }
-                let by_index: Vec<_> = (0..node.child_count())
-                    .map(|i| (node.child(i).expect("child").id(), field_of_child(node, i)))
-                    .collect();
-                assert_eq!(by_index, by_cursor, "{}", node.kind_name());
-                fields += by_index.iter().filter(|(_, f)| f.is_some()).count();
-                nodes += 1;
-                stack.extend((0..node.child_count()).filter_map(|i| node.child(i)));
-            }
-        }
-        assert!(fields > 1000 && nodes > 10_000, "{fields} fields over {nodes} nodes");
-    }
-
-    /// The children a pattern listed are handed to the walk when it reaches their node,
-    /// with the fields they hold, and forgotten with those of every node it has passed.
-    /// A node of a kind the grammar lists no field for has no child holding one, and
-    /// those lists are not trivially empty: over every node of every fixture and test case.
-    #[test]
-    fn only_kinds_listed_with_fields_have_children_that_hold_one() {
-        let sources = crate::engine::fixture_and_test_sources();
-        let (mut without, mut with) = (0, 0);
-        for source in &sources {
-            let tree = crate::engine::parse(source).expect("parse");
-            let mut cursor = tree.root_node().walk();
-            for node in crate::engine::tree::descendants(tree.root_node()) {
-                let mut listed = Vec::new();
-                list_children(&mut cursor, node, &mut listed);
-                let fields = (0..node.child_count()).filter(|&i| field_of_child(node, i).is_some()).count();
-                if kinds_with_fields().contains(node) {
-                    with += fields;
-                } else {
-                    assert_eq!(fields, 0, "{}", node.kind_name());
-                    without += listed.len();
-                }
-            }
-        }
-        assert!(with > 1000 && without > 1000, "{with} fields, {without} children without");
-    }
 
     #[test]
     fn children_listed_for_a_pattern_are_handed_to_the_walk_once() {
