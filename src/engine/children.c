@@ -16,10 +16,12 @@
 #include "./subtree.h"
 #include "./tree.h"
 
-// One listed child: laid out as oomlint's `Child` (a node, then its field id or 0).
+// One listed child: laid out as oomlint's `Child` (a node, its field id or 0, its kind as
+// `ts_node_symbol` answers).
 typedef struct {
   TSNode node;
   TSFieldId field;
+  TSSymbol kind;
 } OomlintChild;
 
 typedef struct {
@@ -48,44 +50,70 @@ static void list_subtree(Listing *listing, Subtree parent, Length position, TSFi
   const TSFieldMapEntry *map = NULL, *map_end = NULL;
   if (listing->fields) ts_language_field_map(language, production, &map, &map_end);
   const Subtree *children = ts_subtree_children(parent);
+  uint32_t count = parent.ptr->child_count;
   uint32_t structural_index = 0;
-  for (uint32_t i = 0; i < parent.ptr->child_count; i++) {
-    Subtree child = children[i];
-    bool extra = ts_subtree_extra(child);
+  for (uint32_t i = 0; i < count; i++) {
+    const Subtree *child = &children[i];
+    // Most leaves are stored inline, in the parent's list: each of their attributes is
+    // read from one place or the other, so the test is made once per child.
+    bool is_inline = child->data.is_inline;
+    bool extra, visible, named;
+    TSSymbol symbol;
+    Length padding, size;
+    uint32_t grandchildren;
+    if (is_inline) {
+      extra = child->data.extra;
+      visible = child->data.visible;
+      named = child->data.named;
+      symbol = child->data.symbol;
+      padding = (Length){child->data.padding_bytes, {child->data.padding_rows, child->data.padding_columns}};
+      size = (Length){child->data.size_bytes, {0, child->data.size_bytes}};
+      grandchildren = 0;
+    } else {
+      const SubtreeHeapData *data = child->ptr;
+      extra = data->extra;
+      visible = data->visible;
+      named = data->named;
+      symbol = data->symbol;
+      padding = data->padding;
+      size = data->size;
+      grandchildren = data->child_count;
+    }
     TSSymbol alias = 0;
     TSFieldId field = 0;
     if (!extra) {
       if (aliases) alias = aliases[structural_index];
-      if (listing->fields) {
-        field = field_at(map, map_end, structural_index);
-        if (!field) field = inherited;
-      }
+      if (map != map_end) field = field_at(map, map_end, structural_index);
+      if (!field) field = inherited;
       structural_index++;
     }
     // The first child starts where its parent does; the padding before it is the parent's.
-    if (i > 0) position = length_add(position, ts_subtree_padding(child));
-    if (ts_subtree_visible(child) || alias) {
-      bool named = alias ? ts_language_symbol_metadata(language, alias).named : ts_subtree_named(child);
-      bool wanted = listing->tokens || named || ts_subtree_visible_child_count(child) > 0;
-      if (wanted && listing->count < listing->capacity) {
-        OomlintChild *at = &listing->out[listing->count];
-        at->node = (TSNode){
-          {position.bytes, position.extent.row, position.extent.column, alias},
-          &children[i],
-          listing->tree,
-        };
-        at->field = field;
+    if (i > 0) position = length_add(position, padding);
+    if (visible || alias) {
+      if (alias) named = ts_language_symbol_metadata(language, alias).named;
+      bool wanted = listing->tokens || named || (grandchildren > 0 && child->ptr->visible_child_count > 0);
+      if (wanted) {
+        if (listing->count < listing->capacity) {
+          OomlintChild *at = &listing->out[listing->count];
+          at->node = (TSNode){
+            {position.bytes, position.extent.row, position.extent.column, alias},
+            child,
+            listing->tree,
+          };
+          at->field = listing->fields ? field : 0;
+          at->kind = ts_language_public_symbol(language, alias ? alias : symbol);
+        }
+        listing->count++;
       }
-      if (wanted) listing->count++;
-    } else if (ts_subtree_child_count(child) > 0) {
-      list_subtree(listing, child, position, field);
+    } else if (grandchildren > 0) {
+      list_subtree(listing, *child, position, field);
     }
-    position = length_add(position, ts_subtree_size(child));
+    position = length_add(position, size);
   }
 }
 
-// Write up to `capacity` visible children of `node` to `out`, in order, each with its field
-// when `fields` (else 0), anonymous leaves (punctuation, operators, keywords) only when
+// Write up to `capacity` visible children of `node` to `out`, in order, each with its kind
+// and, when `fields`, its field (else 0), anonymous leaves (punctuation, operators, keywords) only when
 // `tokens`. Returns how many there are, which may be more than `capacity`.
 uint32_t oomlint_list_children(TSNode node, bool fields, bool tokens, OomlintChild *out, uint32_t capacity) {
   Subtree subtree = *(const Subtree *)node.id;

@@ -7,12 +7,21 @@ use std::num::NonZeroU16 as FieldId;
 use tree_sitter::Node;
 
 /// A child of a node, with the field it holds in its parent (or in the hidden node it lies
-/// in, as tree-sitter's cursor answers). Laid out as `children.c` writes it.
+/// in, as tree-sitter's cursor answers) and its kind id (`Node::kind_id`, which is a call
+/// into tree-sitter). Laid out as `children.c` writes it.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct Child<'t> {
     pub node: Node<'t>,
     pub field: Option<FieldId>,
+    pub kind: u16,
+}
+
+impl<'t> Child<'t> {
+    /// `node` as a child of no node (a root): no field.
+    pub fn root(node: Node<'t>) -> Child<'t> {
+        Child { node, field: None, kind: node.kind_id() }
+    }
 }
 
 unsafe extern "C" {
@@ -88,9 +97,10 @@ mod tests {
                 }
                 let mut listed = Vec::new();
                 list(node, true, &mut listed);
+                assert!(listed.iter().all(|c| c.kind == c.node.kind_id()));
                 let listed: Vec<_> = listed
                     .iter()
-                    .map(|c| (c.node.id(), c.node.kind_id(), c.node.start_byte(), c.node.start_position(), c.field))
+                    .map(|c| (c.node.id(), c.kind, c.node.start_byte(), c.node.start_position(), c.field))
                     .collect();
                 assert_eq!(listed, by_cursor, "{}", node.kind_name());
                 let mut without_tokens = Vec::new();

@@ -67,6 +67,16 @@ impl KindSet {
         Ok(set)
     }
 
+    /// The set of these kind ids.
+    pub fn of_ids(ids: &[u16]) -> KindSet {
+        let count = crate::engine::language().node_kind_count();
+        let mut set = KindSet { ids: vec![0; count.div_ceil(64)] };
+        for &id in ids {
+            set.ids[id as usize / 64] |= 1 << (id % 64);
+        }
+        set
+    }
+
     pub fn contains(&self, node: Node) -> bool {
         self.contains_id(node.kind_id())
     }

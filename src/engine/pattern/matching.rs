@@ -71,6 +71,8 @@ impl Matches<'_> {
         // Kept by the thread from walk to walk: grown once to the largest statement.
         let mut parents = SCRATCH_PARENTS.take();
         let mut node = root;
+        // Asked once here: the kinds of the nodes below come with their listing.
+        let mut kind = root.kind_id();
         'walk: loop {
             let depth = path.len() as u32;
             if depth == 1 {
@@ -80,8 +82,6 @@ impl Matches<'_> {
             if statement.is_some() {
                 parents.visit(node);
             }
-            // Asked once: the kind id is looked up through the grammar's aliases.
-            let kind = node.kind_id();
             if identifier.contains_id(kind) {
                 identifiers.push(node);
             }
@@ -106,11 +106,13 @@ impl Matches<'_> {
                 let tried = Tried { root: node, root_children: descends.then(|| &listed[first..]), lists: &known };
                 for &index in candidates {
                     let pattern = &self.patterns.patterns[index as usize];
-                    if !active.get(pattern.rule).copied().unwrap_or(false) || !texts.one_inside(&pattern.required, node)
+                    if !active.get(pattern.rule).copied().unwrap_or(false)
+                        || !tried.root_children.is_none_or(|children| pattern.may_match(children))
+                        || !texts.one_inside(&pattern.required, node)
                     {
                         continue;
                     }
-                    match_node(&pattern.root, node, &tried, &mut captures, &mut |captures| {
+                    match_node(&pattern.root, node, kind, &tried, &mut captures, &mut |captures| {
                         if !seen.contains(&*captures) && pattern.text.iter().all(|p| p.holds(captures, source)) {
                             seen.push(captures.clone());
                         }
@@ -130,7 +132,7 @@ impl Matches<'_> {
                 }
                 path.push(node);
                 frames.push((first, listed.len(), first + 1));
-                node = listed[first].node;
+                (node, kind) = (listed[first].node, listed[first].kind);
                 continue;
             }
             let leaf = if descends { true } else { node.child_count() == 0 };
@@ -143,7 +145,7 @@ impl Matches<'_> {
             loop {
                 let Some((first, end, next)) = frames.last_mut() else { break 'walk };
                 if *next < *end {
-                    node = listed[*next].node;
+                    (node, kind) = (listed[*next].node, listed[*next].kind);
                     *next += 1;
                     continue 'walk;
                 }
@@ -279,11 +281,12 @@ fn intersects(node: Node, range: &Range<usize>) -> bool {
     (end > range.start || (start == end && end == range.start)) && start < range.end
 }
 
-/// Match `step` at `node` (its field, if any, already checked) and, for each way it
-/// matches, call `then` with the captures so far.
+/// Match `step` at `node`, of kind `kind` (its field, if any, already checked) and, for
+/// each way it matches, call `then` with the captures so far.
 fn match_node<'t>(
     step: &Step,
     node: Node<'t>,
+    kind: u16,
     known: &Tried<'_, 't>,
     captures: &mut Captures<'t>,
     then: &mut dyn FnMut(&mut Captures<'t>),
@@ -291,12 +294,12 @@ fn match_node<'t>(
     match &step.test {
         Test::Alternatives(alternatives) => {
             for alternative in alternatives {
-                match_node(alternative, node, known, captures, &mut |captures| {
+                match_node(alternative, node, kind, known, captures, &mut |captures| {
                     finish(step, node, known, captures, then)
                 });
             }
         }
-        Test::Kinds(kinds) if !kinds.contains(node) => {}
+        Test::Kinds(kinds) if !kinds.contains_id(kind) => {}
         Test::Named if !node.is_named() || node.is_error() => {}
         Test::Any if node.is_error() => {}
         _ => finish(step, node, known, captures, then),
@@ -408,7 +411,7 @@ fn match_children<'t>(
         if step.last && children[at + 1..].iter().any(|c| c.node.is_named()) {
             continue;
         }
-        match_node(step, child.node, known, captures, &mut |captures| {
+        match_node(step, child.node, child.kind, known, captures, &mut |captures| {
             match_children(rest, children, at + 1, Some(at), known, captures, then)
         });
     }

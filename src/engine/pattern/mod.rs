@@ -19,6 +19,7 @@
 mod matching;
 mod parse;
 
+use crate::engine::children::Child;
 use crate::engine::predicates::HostPredicate;
 use crate::engine::tree::KindSet;
 use regex::Regex;
@@ -51,6 +52,20 @@ pub struct Pattern {
     /// that fixes the whole text of a capture every match has (`#eq? @method "append"`):
     /// that node lies inside the root, so a root whose text lacks them is not tried.
     required: Vec<u32>,
+    /// What the root's children must hold for the pattern to match: for each step below
+    /// the root that names kinds, a child of one of them (holding the step's field, if it
+    /// names one). Checked on the children the walk listed before the pattern is tried:
+    /// most calls are not `f(x)` with an `x`, most assignments do not assign a call.
+    needs: Vec<(Option<FieldId>, KindSet)>,
+}
+
+impl Pattern {
+    /// Whether a node with these children may match: each of `needs` is met.
+    fn may_match(&self, children: &[Child]) -> bool {
+        self.needs.iter().all(|(field, kinds)| {
+            children.iter().any(|child| (field.is_none() || child.field == *field) && kinds.contains_id(child.kind))
+        })
+    }
 }
 
 /// One node of a pattern.
@@ -114,7 +129,12 @@ impl PatternSet {
                         }
                     })
                     .collect();
-                patterns.push(Pattern { rule, root, text, host, required });
+                let needs = root
+                    .children
+                    .iter()
+                    .filter_map(|step| Some((step.field, KindSet::of_ids(&step.root_kinds()?))))
+                    .collect();
+                patterns.push(Pattern { rule, root, text, host, required, needs });
             }
         }
         let kinds = crate::engine::language().node_kind_count();
