@@ -232,7 +232,10 @@ fn warn_preview_selections(overrides: &Overrides, resolver: &mut ConfigResolver)
 /// it is one of `checked` (whose own error is reported when it is linted).
 fn project_of(paths: &[PathBuf], checked: &[PathBuf], resolver: &mut ConfigResolver) -> Arc<ProjectIndex> {
     let roots = project::roots_for(paths);
-    let mut files = discover::python_files(&roots, resolver).files;
+    // Checking a project's root (`oomlint check .`), the files checked are the project's:
+    // walked once.
+    let walked_already = same_directories(paths, &roots);
+    let mut files = if walked_already { Vec::new() } else { discover::python_files(&roots, resolver).files };
     files.extend(checked.iter().cloned());
     files.sort();
     files.dedup();
@@ -242,6 +245,13 @@ fn project_of(paths: &[PathBuf], checked: &[PathBuf], resolver: &mut ConfigResol
         eprintln!("warning: {}: not indexed: {}", display(&file.path), file.reason);
     }
     Arc::new(index)
+}
+
+/// Whether `paths` are the directories `roots` (`project::roots_for`), whose walks find the
+/// same files.
+fn same_directories(paths: &[PathBuf], roots: &[PathBuf]) -> bool {
+    let named: std::collections::BTreeSet<PathBuf> = paths.iter().map(|p| project::normalize(p)).collect();
+    paths.iter().all(|p| p.is_dir()) && named.iter().eq(roots)
 }
 
 fn settings_for(

@@ -219,13 +219,15 @@ impl ProjectIndex {
         let (notebooks, python): (Vec<&PathBuf>, Vec<&PathBuf>) = files.iter().partition(|f| is_notebook(f));
         let notebooks: Vec<PathBuf> = notebooks.into_iter().cloned().collect();
         let (mut index, mut skipped) = ProjectIndex::build(&notebooks);
-        let read: Vec<(PathBuf, Result<String, String>)> =
-            python.par_iter().map(|file| (normalize(file), read_text(file))).collect();
-        for (path, text) in read {
-            match text {
-                Ok(text) => {
-                    index.insert(path, Indexed::lazy(Arc::from(text)));
-                }
+        // Read, copied into a shared text and hashed on the cores: what is left to the one
+        // thread that fills the index is putting each in.
+        let read: Vec<(PathBuf, Result<Indexed, String>)> = python
+            .par_iter()
+            .map(|file| (normalize(file), read_text(file).map(|text| Indexed::lazy(Arc::from(text)))))
+            .collect();
+        for (path, indexed) in read {
+            match indexed {
+                Ok(indexed) => index.insert(path, indexed),
                 Err(reason) => skipped.push(Skipped { path, reason }),
             }
         }
