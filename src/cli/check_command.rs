@@ -6,7 +6,7 @@ use super::{CheckArgs, ColorChoice, EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS};
 use crate::config::{self, ConfigResolver, Overrides};
 use crate::discover;
 use crate::engine::syntax::SyntaxError;
-use crate::engine::{Project, RuleSettings};
+use crate::engine::{Engine, Project, RuleSettings};
 use crate::fix::Applicability;
 use crate::fix::diff::unified_diff;
 use crate::fix::write::write_atomically;
@@ -52,6 +52,11 @@ pub fn run(args: CheckArgs) -> u8 {
         (_, true) => Mode::Diff(threshold),
         _ => Mode::Report,
     };
+    // Every lint waits for the rules' patterns: they compile on a core of the pool (a
+    // millisecond or two) while this thread finds the files and their settings.
+    rayon::spawn(|| {
+        Engine::get();
+    });
     let overrides = match overrides(&args) {
         Ok(overrides) => overrides,
         Err(message) => {
