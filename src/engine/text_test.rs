@@ -117,6 +117,18 @@ pub fn has_word(text: &str, word: &str) -> bool {
     })
 }
 
+/// Whether `text` has `word` with a word boundary on each side and, after it on the same
+/// line, `then` (`\bword\b[^\n]*then`, `then` taken literally); `word` is made of word
+/// characters.
+pub fn word_then_on_line(text: &str, word: &str, then: &str) -> bool {
+    memchr::memmem::find_iter(text.as_bytes(), word.as_bytes()).any(|at| {
+        let rest = &text[at + word.len()..];
+        text[..at].chars().next_back().is_none_or(|c| !is_word_character(c))
+            && rest.chars().next().is_none_or(|c| !is_word_character(c))
+            && rest.split('\n').next().is_some_and(|line| line.contains(then))
+    })
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -221,5 +233,7 @@ pub(crate) mod tests {
         agree(|t| searcher.is_match(t), "(?i)eval|val|test|predict|infer|holdout");
         agree(|t| word_after(t, b'.', &["loss", "logits"]), r"(?i)\.(?:loss|logits)\b");
         agree(|t| has_word(t, "amp"), r"\bamp\b");
+        agree(|t| word_then_on_line(t, "out", ".item()"), r"\bout\b[^\n]*\.item\(\)");
+        agree(|t| word_then_on_line(t, "model", "(x)"), r"\bmodel\b[^\n]*\(x\)");
     }
 }

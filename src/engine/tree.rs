@@ -200,14 +200,21 @@ struct RecentParents {
     /// A node's id and where it starts (ids alone are unique within one tree; the start
     /// makes a stale slot harmless), and its parent.
     slots: Vec<Option<(usize, u32, ffi::TSNode)>>,
+    /// How many slots there are once the first answer is put (a power of two).
+    count: usize,
 }
 
 impl RecentParents {
-    const SLOTS: usize = 4096;
+    /// Slots for a tree of a text of `bytes` bytes: one per 32 bytes, up to 4,096 (a
+    /// quarter megabyte). A small file has few nodes to ask about, and a table of the
+    /// largest size, filled for each file, costs more than its questions.
+    fn for_text(bytes: usize) -> RecentParents {
+        RecentParents { slots: Vec::new(), count: (bytes / 32).next_power_of_two().clamp(256, 4096) }
+    }
 
     fn slot(&self, node: Node) -> usize {
         // Node ids are addresses: the low bits are alignment, the rest spread well enough.
-        (node.id() >> 4) % Self::SLOTS
+        (node.id() >> 4) & (self.count - 1)
     }
 
     fn get(&self, node: Node) -> Option<ffi::TSNode> {
@@ -217,7 +224,7 @@ impl RecentParents {
 
     fn put(&mut self, node: Node, parent: ffi::TSNode) {
         if self.slots.is_empty() {
-            self.slots = vec![None; Self::SLOTS];
+            self.slots = vec![None; self.count];
         }
         let slot = self.slot(node);
         self.slots[slot] = Some((node.id(), node.start_byte() as u32, parent));
@@ -465,7 +472,7 @@ pub fn index_parents(root: Node<'_>) -> ParentsIndexed<'_> {
         statements: Vec::new(),
         below: Vec::new(),
         last: 0,
-        recent: RecentParents { slots: Vec::new() },
+        recent: RecentParents::for_text(root.end_byte()),
     };
     let previous = PARENT_INDEX.with_borrow_mut(|slot| slot.replace(index));
     ParentsIndexed { previous, tree: PhantomData }

@@ -5,6 +5,7 @@ use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
 use crate::engine::checker::{Checker, Match};
+use crate::engine::text_test;
 use crate::engine::tree::{self, KindName};
 use crate::fix::edits::{append_argument, string_literal};
 use crate::fix::{Applicability, Fix};
@@ -42,7 +43,7 @@ fn could_call_torch_load(source: &str) -> bool {
         return true;
     }
     let imports = IMPORTS.get_or_init(|| {
-        regex::Regex::new(r"from\s+torch\s+import\s[^\n]*\bload\b|import\s+torch\s+as\s+(\w+)").expect("valid regex")
+        regex::Regex::new(r"(?-u:from\s+torch\s+import\s)[^\n]*(?-u:\bload\b)|(?-u:import\s+torch\s+as\s+(\w+))").expect("valid regex")
     });
     imports.captures_iter(source).any(|found| match found.get(1) {
         Some(alias) => source.contains(&format!("{}.load", alias.as_str())),
@@ -80,7 +81,7 @@ fn reads_back_its_own_bytes(checker: &Checker, call: Node, target: Node) -> bool
             }
             let before = &source[scope..call.start_byte()];
             let pattern = format!(
-                r"\b{name}\.seek\(|\b{name}\s*(?::\s*(?:io\.)?BytesIO\b|=\s*(?:io\.|tempfile\.)?(?:{files})\()|(?:{files})\([^\n]*\)\s+as\s+{name}\b",
+                r"(?-u:\b{name}\.seek\(|\b{name}\s*(?::\s*(?:io\.)?BytesIO\b|=\s*(?:io\.|tempfile\.)?(?:{files})\())|(?:{files})\([^\n]*(?-u:\)\s+as\s+{name}\b)",
                 files = IN_MEMORY.join("|")
             );
             regex::Regex::new(&pattern).is_ok_and(|p| p.is_match(before))
@@ -108,7 +109,7 @@ fn in_temporary_directory<'t>(checker: &Checker<'_, 't>, call: Node<'t>, target:
         }
         let name = regex::escape(name);
         let pattern = format!(
-            r"(?:TemporaryDirectory|mkdtemp|gettempdir)\([^\n]*\)\s+as\s+{name}\b|\b{name}\s*=\s*(?:tempfile\.)?(?:mkdtemp|gettempdir|TemporaryDirectory)\("
+            r"(?:TemporaryDirectory|mkdtemp|gettempdir)\([^\n]*(?-u:\)\s+as\s+{name}\b)|(?-u:\b{name}\s*=\s*(?:tempfile\.)?(?:mkdtemp|gettempdir|TemporaryDirectory)\()"
         );
         regex::Regex::new(&pattern).is_ok_and(|p| p.is_match(before))
     })
@@ -129,13 +130,13 @@ fn saved_earlier_in_same_run(checker: &Checker, call: Node, target: Node) -> boo
     let mut path = tree::text(target, source).to_string();
     // `with open(path, "rb") as f: torch.load(f)`: the path is what `f` was opened from.
     if target.kind_name() == "identifier" {
-        let opened = format!(r"open\(\s*([^,\n]+?)\s*,[^\n]*\)\s+as\s+{}\b", regex::escape(&path));
+        let opened = format!(r"open\((?-u:\s*)([^,\n]+?)(?-u:\s*),[^\n]*(?-u:\)\s+as\s+{}\b)", regex::escape(&path));
         if let Some(found) = regex::Regex::new(&opened).ok().and_then(|p| p.captures_iter(before).last()) {
             path = found[1].to_string();
         }
     }
     let path = regex::escape(&path);
-    let written = format!(r"\bsave\([^\n]*{path}\s*\)|open\(\s*{path}\s*,\s*['\x22]wb");
+    let written = format!(r"(?-u:\bsave\()[^\n]*(?-u:{path}\s*\))|(?-u:open\(\s*{path}\s*,\s*['\x22]wb)");
     regex::Regex::new(&written).is_ok_and(|p| p.is_match_at(before, first - body.start_byte()))
 }
 
@@ -244,9 +245,8 @@ fn every_save_from_cpu(checker: &Checker) -> bool {
             }
             let body = tree::enclosing_body(*save);
             let before = &source[body.start_byte()..save.start_byte()];
-            root.kind_name() == "identifier"
-                && regex::Regex::new(&format!(r"\b{}\b[^\n]*\.cpu\(\)", regex::escape(tree::text(root, source))))
-                    .is_ok_and(|p| p.is_match(before))
+            // A regex built per save would cost more than the rest of the rule together.
+            root.kind_name() == "identifier" && text_test::word_then_on_line(before, tree::text(root, source), ".cpu()")
         })
 }
 
