@@ -121,7 +121,20 @@ pub fn run(args: CheckArgs) -> u8 {
             texts = Some(index);
         }
         let known = |file: &Path| texts.as_ref().and_then(|index| index.file_text(file));
-        jobs.par_iter().map(|(file, settings)| process(Input::File(file, known(file)), settings, mode)).collect()
+        let jobs: Vec<_> = jobs.into_iter().map(|(file, settings)| (known(&file), file, settings)).collect();
+        let order = largest_first(&jobs, |(text, file, _)| {
+            text.as_ref().map_or_else(|| std::fs::metadata(file).map_or(0, |m| m.len() as usize), |t| t.len())
+        });
+        let mut done: Vec<(usize, Outcome)> = order
+            .into_par_iter()
+            .map(|at| {
+                let (text, file, settings) = &jobs[at];
+                (at, process(Input::File(file, text.clone()), settings, mode))
+            })
+            .collect();
+        // Reported in the order the files were found.
+        done.sort_unstable_by_key(|&(at, _)| at);
+        done.into_iter().map(|(_, outcome)| outcome).collect()
     };
 
     let mut linted = Vec::new();
@@ -188,6 +201,15 @@ pub fn run(args: CheckArgs) -> u8 {
     } else {
         EXIT_CLEAN
     }
+}
+
+/// The places of `jobs`, the largest (by `size`) first: linted in that order, the last
+/// file to finish is a small one, not a large one that started last while the other
+/// cores had nothing left to do.
+fn largest_first<T>(jobs: &[T], size: impl Fn(&T) -> usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&at| std::cmp::Reverse(size(&jobs[at])));
+    order
 }
 
 /// Write to standard output; a closed pipe (`| head`) is not an error.
