@@ -29,7 +29,6 @@ typedef struct {
   OomlintChild *out;
   uint32_t capacity;
   uint32_t count;
-  bool fields;
   bool tokens;
 } Listing;
 
@@ -48,7 +47,7 @@ static void list_subtree(Listing *listing, Subtree parent, Length position, TSFi
   uint32_t production = parent.ptr->production_id;
   const TSSymbol *aliases = ts_language_alias_sequence(language, production);
   const TSFieldMapEntry *map = NULL, *map_end = NULL;
-  if (listing->fields) ts_language_field_map(language, production, &map, &map_end);
+  ts_language_field_map(language, production, &map, &map_end);
   const Subtree *children = ts_subtree_children(parent);
   uint32_t count = parent.ptr->child_count;
   uint32_t structural_index = 0;
@@ -100,7 +99,7 @@ static void list_subtree(Listing *listing, Subtree parent, Length position, TSFi
             child,
             listing->tree,
           };
-          at->field = listing->fields ? field : 0;
+          at->field = field;
           at->kind = ts_language_public_symbol(language, alias ? alias : symbol);
         }
         listing->count++;
@@ -113,12 +112,12 @@ static void list_subtree(Listing *listing, Subtree parent, Length position, TSFi
 }
 
 // Write up to `capacity` visible children of `node` to `out`, in order, each with its kind
-// and, when `fields`, its field (else 0), anonymous leaves (punctuation, operators, keywords) only when
+// and its field (or 0), anonymous leaves (punctuation, operators, keywords) only when
 // `tokens`. Returns how many there are, which may be more than `capacity`.
-uint32_t oomlint_list_children(TSNode node, bool fields, bool tokens, OomlintChild *out, uint32_t capacity) {
+uint32_t oomlint_list_children(TSNode node, bool tokens, OomlintChild *out, uint32_t capacity) {
   Subtree subtree = *(const Subtree *)node.id;
   if (ts_subtree_child_count(subtree) == 0) return 0;
-  Listing listing = {node.tree, out, capacity, 0, fields, tokens};
+  Listing listing = {node.tree, out, capacity, 0, tokens};
   Length start = {node.context[0], {node.context[1], node.context[2]}};
   list_subtree(&listing, subtree, start, 0);
   return listing.count;

@@ -17,21 +17,8 @@ pub struct Child<'t> {
     pub kind: u16,
 }
 
-impl<'t> Child<'t> {
-    /// `node` as a child of no node (a root): no field.
-    pub fn root(node: Node<'t>) -> Child<'t> {
-        Child { node, field: None, kind: node.kind_id() }
-    }
-}
-
 unsafe extern "C" {
-    fn oomlint_list_children(
-        node: tree_sitter::ffi::TSNode,
-        fields: bool,
-        tokens: bool,
-        out: *mut Child<'_>,
-        capacity: u32,
-    ) -> u32;
+    fn oomlint_list_children(node: tree_sitter::ffi::TSNode, tokens: bool, out: *mut Child<'_>, capacity: u32) -> u32;
 }
 
 /// Append `node`'s children to `into`, in order, each with its field; anonymous leaves
@@ -48,7 +35,7 @@ pub fn list<'t>(node: Node<'t>, tokens: bool, into: &mut Vec<Child<'t>>) {
     // `capacity` children, each a node of that tree and a field id or 0 (`None`), into
     // the room `spare` reserves, and returns how many there are.
     let listed =
-        unsafe { oomlint_list_children(node.into_raw(), true, tokens, spare.as_mut_ptr().cast(), spare.len() as u32) }
+        unsafe { oomlint_list_children(node.into_raw(), tokens, spare.as_mut_ptr().cast(), spare.len() as u32) }
             as usize;
     debug_assert!(listed <= count, "{listed} children listed of {count}");
     let written = listed.min(spare.len());

@@ -45,10 +45,10 @@ impl KindSet {
     fn spelled<S: AsRef<str>>(kinds: &[S], named: Option<bool>) -> Result<KindSet, String> {
         let language = crate::engine::language();
         let count = language.node_kind_count();
-        let mut set = KindSet { ids: vec![0; count.div_ceil(64)] };
+        let names = kind_names();
+        let mut every = Vec::new();
         for kind in kinds {
             let kind = kind.as_ref();
-            let names = kind_names();
             let ids: Vec<u16> = (0..count as u16)
                 .filter(|&id| names.get(id as usize) == Some(&kind))
                 .filter(|&id| named.is_none_or(|named| language.node_kind_is_named(id) == named))
@@ -60,11 +60,9 @@ impl KindSet {
                 };
                 return Err(format!("{what} `{kind}` in the Python grammar"));
             }
-            for id in ids {
-                set.ids[id as usize / 64] |= 1 << (id % 64);
-            }
+            every.extend(ids);
         }
-        Ok(set)
+        Ok(KindSet::of_ids(&every))
     }
 
     /// The set of these kind ids.

@@ -97,8 +97,9 @@ impl Matches<'_> {
                 // anonymous tokens too when some pattern starts at one. A token is a leaf
                 // no pattern starts at: a third of a tree's nodes (brackets, commas,
                 // operators), which a walk of every node would visit for nothing.
-                _ if descends && !candidates.is_empty() => children::list(node, true, &mut listed),
-                _ if descends => children::list(node, self.patterns.roots_anonymous, &mut listed),
+                _ if descends => {
+                    children::list(node, !candidates.is_empty() || self.patterns.roots_anonymous, &mut listed)
+                }
                 _ => {}
             }
             if inside && !candidates.is_empty() {
