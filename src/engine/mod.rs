@@ -9,6 +9,7 @@ pub mod facts;
 pub mod field;
 mod parts;
 pub mod pattern;
+pub mod pieces;
 pub mod predicates;
 pub mod syntax;
 pub mod text_test;

@@ -323,10 +323,15 @@ impl ProjectIndex {
             None => summarize_text(&path, text).ok().map(Arc::new),
         };
         // Dependents read what the file's functions return only once a rule asked: then
-        // the new text's answer is needed to tell whether it changed.
-        let returns = current
-            .filter(|f| f.returns.get().is_some())
-            .map(|_| parsed(&path, text, summary::returned_values).unwrap_or_default());
+        // the new text's answer is needed to tell whether it changed (the same text's is
+        // the one known: a document closed unchanged is not parsed again).
+        let returns = current.and_then(|f| f.returns.get().map(|known| (f, known))).map(|(f, known)| {
+            if f.content == content {
+                known.clone()
+            } else {
+                parsed(&path, text, summary::returned_values).unwrap_or_default()
+            }
+        });
         Prepared { path, content, summary, text: Arc::from(text), text_is_code: false, tree: None, returns }
     }
 
@@ -347,8 +352,9 @@ impl ProjectIndex {
                     .unwrap_or_else(|| summary::summarize(&code, tree.root_node())),
             )),
         };
-        let returns =
-            current.filter(|f| f.returns.get().is_some()).map(|_| summary::returned_values(&code, tree.root_node()));
+        let returns = current.and_then(|f| f.returns.get().map(|known| (f, known))).map(|(f, known)| {
+            if f.content == content { known.clone() } else { summary::returned_values(&code, tree.root_node()) }
+        });
         Prepared { path, content, summary, text: code, text_is_code: true, tree: Some(tree.clone()), returns }
     }
 
@@ -693,6 +699,10 @@ mod tests {
         assert_eq!(index.dependents(callee, &change), [PathBuf::from("/p/train.py")]);
         let asked = index.session(None).callee_returns(train, Some("train"), "score");
         assert_eq!(asked.map(|(value, _)| value), Some(TensorValue::Attached));
+        // The same text again (a document closed unchanged): nothing changed, and what
+        // was worked out stays known.
+        assert!(!index.update(callee, &losses("loss")).changed);
+        assert!(index.files[&normalize(callee)].returns.get().is_some());
     }
 
     /// An import reaches a project file only through a first part that names one of its

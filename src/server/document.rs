@@ -39,6 +39,9 @@ pub struct Document {
     /// while some wait).
     pending: Vec<PendingEdit>,
     parsed_text: Option<Arc<str>>,
+    /// Where the tree was joined from pieces parsed apart (`engine::pieces`), until its
+    /// first reparse, which is told they changed.
+    seams: Vec<usize>,
     /// The current text, shared by the lint and the project index that read this
     /// version: made the first time one asks (`shared_text`), so that neither copies a
     /// large document per version, and kept as the text parsed last by the next change.
@@ -60,13 +63,24 @@ struct PendingEdit {
 
 impl Document {
     pub fn new(text: String, version: i32) -> Document {
-        // The parse finds the brackets it blanks: the scan of the text is not made twice.
-        let (tree, blanked) = match crate::engine::parse_finding_unclosed_brackets(&text) {
-            Some((tree, blanked)) => (Some(tree), blanked),
-            None => (None, syntax::unclosed_brackets(&text)),
+        let pieces = crate::engine::pieces::parse(&text);
+        Document::parsed(text, version, pieces)
+    }
+
+    /// A document whose text may have been parsed in pieces already.
+    fn parsed(text: String, version: i32, pieces: Option<crate::engine::pieces::Joined>) -> Document {
+        let (tree, blanked, seams) = match pieces {
+            // The pieces parsed cleanly: no bracket is blanked.
+            Some((tree, seams)) => (Some(tree), Vec::new(), seams),
+            // The parse finds the brackets it blanks: the scan of the text is not made twice.
+            None => match crate::engine::parse_finding_unclosed_brackets(&text) {
+                Some((tree, blanked)) => (Some(tree), blanked, Vec::new()),
+                None => (None, syntax::unclosed_brackets(&text), Vec::new()),
+            },
         };
         let index = LineIndex::new(&text);
         Document {
+            seams,
             blanked,
             text,
             version,
@@ -223,6 +237,11 @@ impl Document {
             return Err(format!("edit range ends before it starts ({start} > {end})"));
         }
         let shared = self.shared.take();
+        if let Some(tree) = self.tree.as_mut().filter(|_| !self.seams.is_empty()) {
+            for seam in std::mem::take(&mut self.seams) {
+                tree.edit(&crate::engine::pieces::seam_edit(&self.text, seam));
+            }
+        }
         if self.pending.is_empty() {
             self.parsed_text = Some(shared.unwrap_or_else(|| Arc::from(self.text.as_str())));
             self.told = self.tree.clone();
@@ -378,6 +397,40 @@ mod tests {
         document.apply(&change(1, 17, 20, ""), Encoding::Utf16, 5).unwrap();
         assert_eq!(document.text, text);
         assert_eq!(document.tree().unwrap().root_node().to_sexp(), fresh(text));
+    }
+
+    /// A document opened large is parsed in pieces (`engine::pieces`), and its first
+    /// edits, at a seam too, reparse to the tree a whole parse gives.
+    #[test]
+    fn a_document_parsed_in_pieces_reparses_its_edits_as_a_whole_parse() {
+        let function = |i: usize| format!("def f{i}(model, x):\n    y = model(x)\n    return y.sum()\n\n\n");
+        let text: String = (0..40).map(function).collect();
+        let fresh = |text: &str| crate::engine::parse(text).unwrap().root_node().to_sexp();
+        // Each function is five lines; the seam is before a definition near the middle.
+        let first_piece_lines = |document: &Document| document.text[..document.seams[0]].lines().count() as u32;
+        for edit in [change(0, 0, 0, "    "), change(0, 0, 0, "#"), change(0, 0, 3, "async def")] {
+            let mut document = Document::parsed(text.clone(), 1, crate::engine::pieces::parse_in(&text, 2));
+            assert_eq!(document.seams.len(), 1);
+            let line = first_piece_lines(&document) + 2;
+            let edit = TextDocumentContentChangeEvent {
+                range: edit.range.map(|mut r| {
+                    r.start.line = line;
+                    r.end.line = line;
+                    r
+                }),
+                ..edit
+            };
+            document.apply(&edit, Encoding::Utf16, 2).unwrap();
+            assert!(document.seams.is_empty(), "the seams are marked once");
+            assert_eq!(document.tree().unwrap().root_node().to_sexp(), fresh(&document.text), "{edit:?}");
+            document.apply(&change(line - 3, 4, 4, "z"), Encoding::Utf16, 3).unwrap();
+            assert_eq!(document.tree().unwrap().root_node().to_sexp(), fresh(&document.text), "{edit:?}, then z");
+        }
+        // Opened, a large document is parsed in pieces when the pool has cores for them.
+        let large: String = (0..2000).map(function).collect();
+        let opened = Document::new(large.clone(), 1);
+        assert_eq!(opened.seams.is_empty(), rayon::current_num_threads() < 2);
+        assert_eq!(opened.tree.as_ref().unwrap().root_node().to_sexp(), fresh(&large));
     }
 
     #[test]
