@@ -227,7 +227,9 @@ impl ProjectIndex {
             .collect();
         for (path, indexed) in read {
             match indexed {
-                Ok(indexed) => index.insert(path, indexed),
+                Ok(indexed) => {
+                    index.insert(path, indexed);
+                }
                 Err(reason) => skipped.push(Skipped { path, reason }),
             }
         }
@@ -244,7 +246,8 @@ impl ProjectIndex {
 
     /// Put `indexed` in as the file at `path`, under the path's number: a new one for a
     /// path not indexed yet.
-    fn insert(&mut self, path: PathBuf, mut indexed: Indexed) {
+    /// Index `indexed` as `path`; the entry it replaces, if any.
+    fn insert(&mut self, path: PathBuf, mut indexed: Indexed) -> Option<Indexed> {
         indexed.number = match self.files.get(&path) {
             Some(known) => known.number,
             None => {
@@ -253,7 +256,7 @@ impl ProjectIndex {
                 self.next_number - 1
             }
         };
-        self.files.insert(path, indexed);
+        self.files.insert(path, indexed)
     }
 
     /// The files that may reach `target` through imports (see `importers`), `target`
@@ -378,13 +381,14 @@ impl ProjectIndex {
                 if from_disk {
                     (file.text, file.text_is_code) = (Some(text), text_is_code);
                 }
-                file.tree = tree;
+                let released = std::mem::replace(&mut file.tree, tree);
                 if from_disk {
                     // Who imports whom is read from the texts the index holds.
                     self.forget_imports();
                 }
+                return Change { changed: false, before: before.clone(), after: before, _released: released };
             }
-            return Change { changed: false, before: before.clone(), after: before };
+            return Change { changed: false, before: before.clone(), after: before, _released: None };
         }
         self.forget_imports();
         // Forget the summary of the text being replaced unless another file has it too:
@@ -394,31 +398,32 @@ impl ProjectIndex {
         {
             self.by_content.remove(&old);
         }
-        match &summary {
+        let released = match &summary {
             Some(summary) => {
                 self.by_content.insert(content, summary.clone());
                 let indexed = Indexed { text_is_code, tree, ..Indexed::new(content, summary.clone(), Some(text)) };
                 if let Some(returns) = returns {
                     let _ = indexed.returns.set(returns);
                 }
-                self.insert(path, indexed);
+                self.insert(path, indexed)
             }
             None => {
-                self.files.remove(&path);
                 self.path_names = OnceLock::new();
+                self.files.remove(&path)
             }
-        }
+        };
         let changed = returns_changed || before.as_deref() != summary.as_deref();
-        Change { changed, before, after: summary }
+        Change { changed, before, after: summary, _released: released.and_then(|r| r.tree) }
     }
 
     /// Forget a deleted file.
     pub fn remove(&mut self, path: &Path) -> Change {
         let path = normalize(path);
-        let before = self.files.remove(&path).map(|f| f.summary(&path).clone());
+        let removed = self.files.remove(&path);
+        let before = removed.as_ref().map(|f| f.summary(&path).clone());
         self.path_names = OnceLock::new();
         self.forget_imports();
-        Change { changed: before.is_some(), before, after: None }
+        Change { changed: before.is_some(), before, after: None, _released: removed.and_then(|r| r.tree) }
     }
 
     /// The files whose findings may read what `change` altered in `changed`: those that
@@ -517,6 +522,10 @@ pub struct Change {
     pub changed: bool,
     pub before: Option<Arc<FileSummary>>,
     pub after: Option<Arc<FileSummary>>,
+    /// The syntax tree the index stopped keeping, freed with the change: by whoever holds
+    /// it after letting go of the index's lock, since freeing a large file's tree takes
+    /// milliseconds, which every reader of the index would wait out.
+    _released: Option<tree_sitter::Tree>,
 }
 
 /// `check`'s index, read-only while the files are linted: one resolver per file's lint
