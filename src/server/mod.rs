@@ -15,6 +15,7 @@
 //! (document, version), debounced, and a result for a version that is no longer current
 //! is dropped.
 
+mod background;
 mod code_action;
 mod configuration;
 mod convert;

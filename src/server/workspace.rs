@@ -6,8 +6,8 @@
 //! pulling client is asked to refresh). A lint never waits for the index: until it is
 //! built, facts stop at the file's edge.
 
-use super::Backend;
 use super::state::{State, lock};
+use super::{Backend, background};
 use crate::config::ConfigResolver;
 use crate::discover;
 use crate::notebook::Cells;
@@ -216,7 +216,8 @@ impl Backend {
         self.update_index(path, Content::Disk, ticket);
     }
 
-    /// Summarise `content` in the background and put it into the index if `ticket` is
+    /// Summarise `content` in the background (`background`, at a lower priority than the
+    /// lints) and put it into the index if `ticket` is
     /// still the file's latest update; relint the dependents. One update of a file runs
     /// at a time: those asked for meanwhile wait, and only the latest of them runs next,
     /// so a burst of edits to a large document is not summarised once per edit.
@@ -236,7 +237,7 @@ impl Backend {
             let (mut content, mut ticket) = (content, ticket);
             loop {
                 let (index, shared, file) = (index.clone(), state.clone(), path.clone());
-                let found = tokio::task::spawn_blocking(move || {
+                let found = background::run(move || {
                     // Summarised without holding a lock; put in only if no later update
                     // of the file was asked for meanwhile (under the state lock, so that
                     // the check and the update are one step).
@@ -262,7 +263,7 @@ impl Backend {
                     change.changed.then(|| dependents(&index, &file, &change))
                 })
                 .await;
-                if let Ok(Some(dependents)) = found {
+                if let Some(Some(dependents)) = found {
                     backend.relint_dependents(dependents);
                 }
                 let next = {
