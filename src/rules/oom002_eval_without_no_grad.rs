@@ -55,11 +55,6 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     // File-local questions first: most calls are not in evaluation code, and whether a
     // call runs a network may ask the rest of the project about a helper's callers.
     let Some(reason) = evaluation_reason(checker, call, &place) else { return };
-    // Evaluation code mostly runs under `no_grad` already: asked before what the call
-    // runs, which may follow helpers and bindings through the file.
-    if facts.grad_disabled(call) {
-        return;
-    }
     // The region one `no_grad` would cover: the loop around the call, else the function.
     let region = place.loop_.unwrap_or(place.body);
     let validates_after_step =
@@ -85,7 +80,7 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     {
         return;
     }
-    if callers_decide(checker, call, &place) {
+    if facts.grad_disabled(call) || callers_decide(checker, call, &place) {
         return;
     }
     let callee = call.child_by_field_id(field::FUNCTION).map(|f| checker.text(f)).unwrap_or("model");
