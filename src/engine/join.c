@@ -6,9 +6,9 @@
 // pieces' top-level subtrees, taken as they are and put under one module node in order,
 // lie at their places in the whole text, as long as no byte is lost between pieces: every
 // piece but the last must end with its last statement's last token (the whitespace that
-// follows is the padding of the next piece's first token). tree-sitter's own reparse
-// then takes the joined tree as the old tree of the whole text, with the seams marked
-// changed, and checks every subtree it reuses, as after any edit.
+// follows is the padding of the next piece's first token). The first reparse after an
+// edit takes the joined tree as its old tree with the seams marked changed (`pieces.rs`
+// says why), and checks every subtree it reuses, as after any edit.
 
 #include "tree_sitter/api.h"
 #include "./array.h"

@@ -19,8 +19,8 @@ use rayon::prelude::*;
 use tree_sitter::{InputEdit, Point, Tree};
 
 /// Below this many bytes per piece a text is parsed whole: a piece saves the time
-/// tree-sitter takes to parse it, about 7 ms per 32 KB, and the seams' reparse and the
-/// hand-over between threads cost a fraction of a millisecond.
+/// tree-sitter takes to parse it, about 7 ms per 32 KB, and the join and the hand-over
+/// between threads cost a fraction of a millisecond.
 const PIECE_BYTES: usize = 32 * 1024;
 
 unsafe extern "C" {

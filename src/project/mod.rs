@@ -245,8 +245,7 @@ impl ProjectIndex {
     }
 
     /// Put `indexed` in as the file at `path`, under the path's number: a new one for a
-    /// path not indexed yet.
-    /// Index `indexed` as `path`; the entry it replaces, if any.
+    /// path not indexed yet. Returns the entry it replaces, if any.
     fn insert(&mut self, path: PathBuf, mut indexed: Indexed) -> Option<Indexed> {
         indexed.number = match self.files.get(&path) {
             Some(known) => known.number,

@@ -1,9 +1,9 @@
 //! Work nobody is waiting on: summarising a changed or closed file into the project
 //! index, and freeing the syntax tree it replaces. It runs on a thread of its own at a
 //! lower scheduling priority, so that on a machine with few cores it does not take a
-//! core from the parse and lint whose findings the user is waiting for: opening a large
-//! script right after another, the second's parse shared two cores with the summary of
-//! the first, and its findings came a third later.
+//! core from the parse and lint whose findings the user is waiting for (opening a large
+//! script right after another, the second's parse and lint shared two cores with the
+//! summary of the first, and waited on it).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::OnceLock;
@@ -67,7 +67,8 @@ mod tests {
         };
         let (name, nice) = run(move || priority(())).await.unwrap();
         assert_eq!(name.as_deref(), Some("oomlint-background"));
-        assert_eq!(nice, NICENESS);
+        // (A process already nicer stays as nice: a thread may not raise its priority.)
+        assert!(nice >= NICENESS, "nice {nice}");
         assert_eq!(run(|| -> i32 { panic!("a job that fails") }).await, None);
         assert_eq!(run(|| 7).await, Some(7), "the thread goes on after a panic");
     }
