@@ -102,6 +102,12 @@ impl LineIndex {
         self.line_starts[line]
     }
 
+    /// Where `offset` is as tree-sitter counts it: zero-based row, column in bytes.
+    pub fn point(&self, offset: usize) -> tree_sitter::Point {
+        let row = self.line_of(offset);
+        tree_sitter::Point { row, column: offset - self.line_start(row) }
+    }
+
     pub fn line_count(&self) -> usize {
         self.line_starts.len()
     }

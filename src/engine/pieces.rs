@@ -15,8 +15,9 @@
 //! a tree fresh from a parse, joined or whole, takes half the time of a whole parse on a
 //! 5,000-line script, where later reparses take a fraction of a millisecond.)
 
+use crate::source::LineIndex;
 use rayon::prelude::*;
-use tree_sitter::{InputEdit, Point, Tree};
+use tree_sitter::{InputEdit, Tree};
 
 /// Below this many bytes per piece a text is parsed whole: a piece saves the time
 /// tree-sitter takes to parse it, about 7 ms per 32 KB, and the join and the hand-over
@@ -81,11 +82,11 @@ fn join(trees: &[Tree]) -> Option<Tree> {
 /// An edit that changes nothing but marks the seam at `seam` of `source` changed: from
 /// the last byte of the statement before it to the first byte of the one after, so that
 /// a reparse parses both again, with the whitespace between them.
-pub fn seam_edit(source: &str, seam: usize) -> InputEdit {
+pub fn seam_edit(source: &str, lines: &LineIndex, seam: usize) -> InputEdit {
     let start = seam - 1;
     let next = seam + source[seam..].len() - source[seam..].trim_start_matches(is_blank).len();
     let end = (next + 1).min(source.len());
-    let (start_position, end_position) = (point_at(source, start), point_at(source, end));
+    let (start_position, end_position) = (lines.point(start), lines.point(end));
     InputEdit {
         start_byte: start,
         old_end_byte: end,
@@ -94,13 +95,6 @@ pub fn seam_edit(source: &str, seam: usize) -> InputEdit {
         old_end_position: end_position,
         new_end_position: end_position,
     }
-}
-
-fn point_at(source: &str, offset: usize) -> Point {
-    let before = &source.as_bytes()[..offset];
-    let row = before.iter().filter(|&&b| b == b'\n').count();
-    let column = offset - before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    Point { row, column }
 }
 
 /// Whitespace between statements as Python reads it.
@@ -240,7 +234,7 @@ mod tests {
         for (start, removed, inserted) in edits {
             let (mut tree, seams) = parse_in(&source, 2).expect("pieces");
             for &seam in &seams {
-                tree.edit(&seam_edit(&source, seam));
+                tree.edit(&seam_edit(&source, &LineIndex::new(&source), seam));
             }
             let mut edited = source.clone();
             edited.replace_range(start..start + removed, inserted);
@@ -248,9 +242,9 @@ mod tests {
                 start_byte: start,
                 old_end_byte: start + removed,
                 new_end_byte: start + inserted.len(),
-                start_position: point_at(&source, start),
-                old_end_position: point_at(&source, start + removed),
-                new_end_position: point_at(&edited, start + inserted.len()),
+                start_position: LineIndex::new(&source).point(start),
+                old_end_position: LineIndex::new(&source).point(start + removed),
+                new_end_position: LineIndex::new(&edited).point(start + inserted.len()),
             });
             let reparsed = crate::engine::reparse(&edited, Some(&tree)).unwrap();
             let whole = crate::engine::reparse(&edited, None).unwrap();

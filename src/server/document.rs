@@ -10,7 +10,7 @@ use crate::source::LineIndex;
 use std::ops::Range;
 use std::sync::Arc;
 use tower_lsp_server::ls_types::TextDocumentContentChangeEvent;
-use tree_sitter::{InputEdit, Point, Tree};
+use tree_sitter::{InputEdit, Tree};
 
 pub struct Document {
     pub text: String,
@@ -146,9 +146,9 @@ impl Document {
                         start_byte: at,
                         old_end_byte: at + 1,
                         new_end_byte: at + 1,
-                        start_position: point(&self.index, at),
-                        old_end_position: point(&self.index, at + 1),
-                        new_end_position: point(&self.index, at + 1),
+                        start_position: self.index.point(at),
+                        old_end_position: self.index.point(at + 1),
+                        new_end_position: self.index.point(at + 1),
                     });
                 }
             }
@@ -239,7 +239,7 @@ impl Document {
         let shared = self.shared.take();
         if let Some(tree) = self.tree.as_mut().filter(|_| !self.seams.is_empty()) {
             for seam in std::mem::take(&mut self.seams) {
-                tree.edit(&crate::engine::pieces::seam_edit(&self.text, seam));
+                tree.edit(&crate::engine::pieces::seam_edit(&self.text, &self.index, seam));
             }
         }
         if self.pending.is_empty() {
@@ -249,9 +249,9 @@ impl Document {
         // The parser is told of an insertion or a deletion at the rightmost place that gives
         // the same text (`shared_run`): a deletion's is found in the text before it.
         let deletion_slide = if change.text.is_empty() { shared_run(&self.text, start, end) } else { 0 };
-        let start_position = point(&self.index, start);
-        let old_end_position = point(&self.index, end);
-        let slid_deletion = (point(&self.index, start + deletion_slide), point(&self.index, end + deletion_slide));
+        let start_position = self.index.point(start);
+        let old_end_position = self.index.point(end);
+        let slid_deletion = (self.index.point(start + deletion_slide), self.index.point(end + deletion_slide));
         let removed = &self.text[start..end];
         let quotes_or_comment = [removed, &change.text].iter().any(|t| t.contains(['"', '\'', '#']));
         let quote_before = quotes_or_comment.then(|| crate::engine::facts::preferred_quote(&self.text));
@@ -266,18 +266,18 @@ impl Document {
             new_end_byte: new_end,
             start_position,
             old_end_position,
-            new_end_position: point(&self.index, new_end),
+            new_end_position: self.index.point(new_end),
         };
         let told = if start == end {
             let slide = shared_run(&self.text, start, new_end);
-            let at = point(&self.index, start + slide);
+            let at = self.index.point(start + slide);
             InputEdit {
                 start_byte: start + slide,
                 old_end_byte: start + slide,
                 new_end_byte: new_end + slide,
                 start_position: at,
                 old_end_position: at,
-                new_end_position: point(&self.index, new_end + slide),
+                new_end_position: self.index.point(new_end + slide),
             }
         } else if change.text.is_empty() {
             let (at, old_end_position) = slid_deletion;
@@ -335,11 +335,6 @@ fn shared_run(text: &str, from: usize, to: usize) -> usize {
         return 0;
     }
     text[from..].chars().zip(text[to..].chars()).take_while(|(a, b)| a == b).map(|(a, _)| a.len_utf8()).sum()
-}
-
-fn point(index: &LineIndex, offset: usize) -> Point {
-    let row = index.line_of(offset);
-    Point { row, column: offset - index.line_start(row) }
 }
 
 #[cfg(test)]
