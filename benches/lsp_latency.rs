@@ -9,8 +9,10 @@
 //! - `paste 20 lines`: a 20-line function pasted between two functions, then removed.
 //!
 //! For each kind it prints the median, p99 and worst time from `didChange` to the
-//! `publishDiagnostics` of that version, and the time from `didOpen` to the first
-//! diagnostics, for `oomlint server` and, in the same run on the same edits, `ruff server`.
+//! `publishDiagnostics` of that version, the time from `didOpen` to the first
+//! diagnostics, and the time of the first keystroke after each open (untouched by the
+//! warm-up edits the kinds above start with), for `oomlint server` and, in the same run on
+//! the same edits, `ruff server`.
 //!
 //! Run with `scripts/bench-lsp`, or `cargo bench --bench lsp_latency -- [RUFF_BINARY]`.
 
@@ -25,7 +27,7 @@ const LINES: usize = 5_000;
 /// Edits timed per kind, after a few untimed ones that warm the server up.
 const EDITS_PER_KIND: usize = 200;
 const WARM_UP: usize = 10;
-/// Documents opened (each a fresh URI) for the open-to-diagnostics figure.
+/// Documents opened (each a fresh URI) for the open-to-diagnostics and first-edit figures.
 const OPENS: usize = 7;
 
 fn main() {
@@ -67,6 +69,10 @@ fn main() {
     for server in &servers {
         let o = &server.open;
         println!("{:<16} {:>8} {:>13.2} {:>10} {:>10.2}", "open", server.name, ms(o.median), "", ms(o.worst));
+    }
+    for server in &servers {
+        let f = &server.first_edit;
+        println!("{:<16} {:>8} {:>13.2} {:>10} {:>10.2}", "first edit", server.name, ms(f.median), "", ms(f.worst));
     }
     for server in &servers {
         println!("{} peak RSS: {:.1} MB", server.name, server.peak_rss_mb);
@@ -308,6 +314,9 @@ struct ServerFigures {
     name: &'static str,
     kinds: Vec<Figures>,
     open: Figures,
+    /// The first keystroke after each open: it reparses a tree fresh from a whole parse,
+    /// which the warmed-up edits above never do.
+    first_edit: Figures,
     peak_rss_mb: f64,
 }
 
@@ -416,8 +425,10 @@ fn measure(name: &'static str, command: &mut Command, script: &str, options: Val
     );
     server.notify("initialized", json!({}));
 
-    // Open to first diagnostics, each time a document the server has not seen.
+    // Open to first diagnostics, each time a document the server has not seen, then the
+    // first keystroke in it (an end-of-line edit in the middle of the file).
     let mut opens = Vec::new();
+    let mut first_edits = Vec::new();
     for k in 0..=OPENS {
         let uri = format!("{root}/train_{k}.py");
         std::fs::write(dir.path().join(format!("train_{k}.py")), script).unwrap();
@@ -425,9 +436,20 @@ fn measure(name: &'static str, command: &mut Command, script: &str, options: Val
         let started = Instant::now();
         server.notify("textDocument/didOpen", json!({"textDocument": item}));
         server.published(&uri, 1);
+        let opened = started.elapsed();
+        let mut text = Text { text: script.to_string() };
+        let middle = text.end_of_line_with("lr = base_lr", script.len() / 2);
+        let change = text.change(middle, middle, "_");
+        let started = Instant::now();
+        server.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [change]}),
+        );
+        server.published(&uri, 2);
         // The first open also warms the process up; it is not counted.
         if k > 0 {
-            opens.push(started.elapsed());
+            opens.push(opened);
+            first_edits.push(started.elapsed());
         }
         server.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}}));
     }
@@ -472,5 +494,5 @@ fn measure(name: &'static str, command: &mut Command, script: &str, options: Val
     server.request("shutdown", Value::Null);
     server.notify("exit", Value::Null);
     let _ = server.child.wait();
-    ServerFigures { name, kinds, open: Figures::of(opens), peak_rss_mb }
+    ServerFigures { name, kinds, open: Figures::of(opens), first_edit: Figures::of(first_edits), peak_rss_mb }
 }
