@@ -27,8 +27,12 @@ const LINES: usize = 5_000;
 /// Edits timed per kind, after a few untimed ones that warm the server up.
 const EDITS_PER_KIND: usize = 200;
 const WARM_UP: usize = 10;
-/// Documents opened (each a fresh URI) for the open-to-diagnostics and first-edit figures.
+/// Documents opened (each a fresh URI) for the open-to-diagnostics and first-edit figures,
+/// per way of typing the first edit.
 const OPENS: usize = 7;
+/// How long after an open's diagnostics half the first edits wait: a person who opens a
+/// file looks at it before typing.
+const PAUSE_BEFORE_TYPING: Duration = Duration::from_millis(200);
 
 fn main() {
     let ruff = std::env::args().skip(1).find(|a| a != "--bench");
@@ -73,6 +77,11 @@ fn main() {
     for server in &servers {
         let f = &server.first_edit;
         println!("{:<16} {:>8} {:>13.2} {:>10} {:>10.2}", "first edit", server.name, ms(f.median), "", ms(f.worst));
+    }
+    for server in &servers {
+        let f = &server.first_edit_after_pause;
+        let label = format!("  after {} ms", PAUSE_BEFORE_TYPING.as_millis());
+        println!("{:<16} {:>8} {:>13.2} {:>10} {:>10.2}", label, server.name, ms(f.median), "", ms(f.worst));
     }
     for server in &servers {
         println!("{} peak RSS: {:.1} MB", server.name, server.peak_rss_mb);
@@ -314,9 +323,10 @@ struct ServerFigures {
     name: &'static str,
     kinds: Vec<Figures>,
     open: Figures,
-    /// The first keystroke after each open: it reparses a tree fresh from a whole parse,
-    /// which the warmed-up edits above never do.
+    /// The first keystroke after each open, at once and after `PAUSE_BEFORE_TYPING`: it
+    /// reparses a tree fresh from a parse, which the warmed-up edits above never do.
     first_edit: Figures,
+    first_edit_after_pause: Figures,
     peak_rss_mb: f64,
 }
 
@@ -426,10 +436,13 @@ fn measure(name: &'static str, command: &mut Command, script: &str, options: Val
     server.notify("initialized", json!({}));
 
     // Open to first diagnostics, each time a document the server has not seen, then the
-    // first keystroke in it (an end-of-line edit in the middle of the file).
+    // first keystroke in it (an end-of-line edit in the middle of the file): at once
+    // after every other open, after a pause the rest of the time, as when a person opens
+    // a file and reads before typing (the server may use the pause).
     let mut opens = Vec::new();
     let mut first_edits = Vec::new();
-    for k in 0..=OPENS {
+    let mut first_edits_after_pause = Vec::new();
+    for k in 0..=2 * OPENS {
         let uri = format!("{root}/train_{k}.py");
         std::fs::write(dir.path().join(format!("train_{k}.py")), script).unwrap();
         let item = json!({"uri": uri, "languageId": "python", "version": 1, "text": script});
@@ -440,6 +453,10 @@ fn measure(name: &'static str, command: &mut Command, script: &str, options: Val
         let mut text = Text { text: script.to_string() };
         let middle = text.end_of_line_with("lr = base_lr", script.len() / 2);
         let change = text.change(middle, middle, "_");
+        let pause = k % 2 == 0;
+        if pause {
+            std::thread::sleep(PAUSE_BEFORE_TYPING);
+        }
         let started = Instant::now();
         server.notify(
             "textDocument/didChange",
@@ -449,7 +466,7 @@ fn measure(name: &'static str, command: &mut Command, script: &str, options: Val
         // The first open also warms the process up; it is not counted.
         if k > 0 {
             opens.push(opened);
-            first_edits.push(started.elapsed());
+            if pause { &mut first_edits_after_pause } else { &mut first_edits }.push(started.elapsed());
         }
         server.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}}));
     }
@@ -494,5 +511,12 @@ fn measure(name: &'static str, command: &mut Command, script: &str, options: Val
     server.request("shutdown", Value::Null);
     server.notify("exit", Value::Null);
     let _ = server.child.wait();
-    ServerFigures { name, kinds, open: Figures::of(opens), first_edit: Figures::of(first_edits), peak_rss_mb }
+    ServerFigures {
+        name,
+        kinds,
+        open: Figures::of(opens),
+        first_edit: Figures::of(first_edits),
+        first_edit_after_pause: Figures::of(first_edits_after_pause),
+        peak_rss_mb,
+    }
 }

@@ -11,9 +11,11 @@
 //! statement. tree-sitter's incremental reparse relies on how far each token looked
 //! ahead to tell which tokens an edit touches, so before the joined tree is reparsed
 //! after an edit, each seam is marked changed (`seam_edit`): the statements on both
-//! sides of it are parsed again. (Reparsing at once would not pay: the first reparse of
-//! a tree fresh from a parse, joined or whole, takes half the time of a whole parse on a
-//! 5,000-line script, where later reparses take a fraction of a millisecond.)
+//! sides of it are parsed again. (Reparsing before the first findings are out would not
+//! pay: the first reparse of a tree fresh from a parse, joined or whole, takes half the
+//! time of a whole parse on a 5,000-line script, where later reparses take a fraction of
+//! a millisecond. The language server makes that reparse in the background after them:
+//! `Document::cold_tree`.)
 
 use crate::source::LineIndex;
 use rayon::prelude::*;

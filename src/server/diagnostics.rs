@@ -230,6 +230,23 @@ impl Backend {
         self.schedule_target(target);
     }
 
+    /// Reparse the document's tree unchanged on the background thread when it is fresh
+    /// from a parse (`Document::fresh`): just opened, its findings out, the user has not
+    /// typed yet. The first keystroke then reparses in under a millisecond instead of
+    /// 5–15 ms, and a tree joined from pieces no longer has seams for that keystroke's
+    /// reparse to mark changed (which made its relint one of the whole file).
+    fn warm_up(&self, uri: &Uri) {
+        let Some(cold) = self.state().documents.get_mut(uri).and_then(|d| d.cold_tree()) else { return };
+        let (state, uri) = (self.state.clone(), uri.clone());
+        tokio::spawn(async move {
+            let version = cold.version;
+            let Some(Some(tree)) = super::background::run(move || cold.warm()).await else { return };
+            let replaced = lock(&state).documents.get_mut(&uri).and_then(|d| d.warmed(version, tree));
+            // Freed here, off the lock.
+            drop(replaced);
+        });
+    }
+
     /// Lint a notebook's cells after the debounce delay and publish each cell's findings.
     pub(super) fn schedule_notebook(&self, notebook: Uri) {
         self.schedule_target(Target::Notebook(notebook));
@@ -271,7 +288,10 @@ impl Backend {
                 // never delays them, and it reuses the tree the lint parsed.
                 let backend = Backend { client: client.clone(), state: state.clone() };
                 match &target {
-                    Target::File(uri) => backend.reindex_open(uri),
+                    Target::File(uri) => {
+                        backend.warm_up(uri);
+                        backend.reindex_open(uri)
+                    }
                     Target::Notebook(uri) => backend.reindex_notebook(uri),
                 }
                 let mut state = lock(&state);
