@@ -42,6 +42,10 @@ pub struct Document {
     /// Where the tree was joined from pieces parsed apart (`engine::pieces`), until its
     /// first reparse, which is told they changed.
     seams: Vec<usize>,
+    /// The bytes around the seams told changed, in the text the tree was parsed from,
+    /// until that reparse: what it then finds changed there is only tokens lexed again,
+    /// not code a relint must cover (it would have relinted from the seam to the edit).
+    seam_regions: Vec<Range<usize>>,
     /// The tree is fresh from a parse of the whole text and was never reparsed. The first
     /// reparse of such a tree takes 5–15 ms on a 5,000-line script, whatever the edit, and
     /// the next ones under 1 ms: the server reparses it unchanged in the background once
@@ -74,7 +78,7 @@ impl Document {
     }
 
     /// A document whose text may have been parsed in pieces already.
-    fn parsed(text: String, version: i32, pieces: Option<crate::engine::pieces::Joined>) -> Document {
+    pub(super) fn parsed(text: String, version: i32, pieces: Option<crate::engine::pieces::Joined>) -> Document {
         let (tree, blanked, seams) = match pieces {
             // The pieces parsed cleanly: no bracket is blanked.
             Some((tree, seams)) => (Some(tree), Vec::new(), seams),
@@ -88,6 +92,7 @@ impl Document {
         Document {
             fresh: tree.is_some(),
             seams,
+            seam_regions: Vec::new(),
             blanked,
             text,
             version,
@@ -141,9 +146,17 @@ impl Document {
         // open: the trees learn of those bytes as changed too.
         let blanked = syntax::unclosed_brackets(&self.text);
         let mut told = self.told.take();
-        let typed_edits = pending.iter().map(|e| (e.start, e.old_end, e.new_end));
+        let typed_edits: Vec<(usize, usize, usize)> = pending.iter().map(|e| (e.start, e.old_end, e.new_end)).collect();
         let told_edits = pending.iter().map(|e| e.told);
-        for (tree, edits) in [(&mut self.tree, typed_edits.collect::<Vec<_>>()), (&mut told, told_edits.collect())] {
+        // Where the seams are in the current text (gone where a change overlaps one).
+        let seam_regions: Vec<Range<usize>> = std::mem::take(&mut self.seam_regions)
+            .into_iter()
+            .filter_map(|region| match moved(&[region.start, region.end], &typed_edits)[..] {
+                [start, end] => Some(start..end),
+                _ => None,
+            })
+            .collect();
+        for (tree, edits) in [(&mut self.tree, typed_edits), (&mut told, told_edits.collect())] {
             let before = moved(&self.blanked, &edits);
             for &at in
                 before.iter().filter(|at| !blanked.contains(at)).chain(blanked.iter().filter(|at| !before.contains(at)))
@@ -167,6 +180,9 @@ impl Document {
         let (mut from, mut to) = (span.start, span.end);
         if let (Some(old), Some(new)) = (&self.tree, &reparsed) {
             for changed in old.changed_ranges(new) {
+                if seam_regions.iter().any(|seam| seam.start <= changed.start_byte && changed.end_byte <= seam.end) {
+                    continue;
+                }
                 from = from.min(changed.start_byte);
                 to = to.max(changed.end_byte.min(self.text.len()));
             }
@@ -273,7 +289,9 @@ impl Document {
         let shared = self.shared.take();
         if let Some(tree) = self.tree.as_mut().filter(|_| !self.seams.is_empty()) {
             for seam in std::mem::take(&mut self.seams) {
-                tree.edit(&crate::engine::pieces::seam_edit(&self.text, &self.index, seam));
+                let edit = crate::engine::pieces::seam_edit(&self.text, &self.index, seam);
+                self.seam_regions.push(edit.start_byte..edit.old_end_byte);
+                tree.edit(&edit);
             }
         }
         if self.pending.is_empty() {
@@ -451,6 +469,23 @@ mod tests {
 
     /// A document opened large is parsed in pieces (`engine::pieces`), and its first
     /// edits, at a seam too, reparse to the tree a whole parse gives.
+    /// The first edit of a document joined from pieces, far from the seam, is recorded
+    /// as its own bytes: the seam its reparse is told of changed nothing a relint must
+    /// cover (`edit_sequences` checks the findings of such relints).
+    #[test]
+    fn the_seams_reparsed_with_the_first_edit_do_not_widen_its_record() {
+        let function = |i: usize| format!("def f{i}(model, x):\n    y = model(x)\n    return y.sum()\n\n\n");
+        let text: String = (0..40).map(function).collect();
+        let fresh = |text: &str| crate::engine::parse(text).unwrap().root_node().to_sexp();
+        let mut document = Document::parsed(text.clone(), 1, crate::engine::pieces::parse_in(&text, 2));
+        let seam = document.seams[0];
+        // `    y = model(x)` of `f2`, typed into.
+        document.apply(&change(11, 5, 5, "z"), Encoding::Utf16, 2).unwrap();
+        assert_eq!(document.tree().unwrap().root_node().to_sexp(), fresh(&document.text));
+        let record = document.edits.last().expect("recorded");
+        assert!(record.new_end < seam / 2, "{}..{} reaches toward the seam at {seam}", record.start, record.new_end);
+    }
+
     /// A fresh tree reparsed unchanged (`cold_tree`, `warm`, `warmed`) is the tree a
     /// whole parse gives, seams and all, and edits after it reparse as before; a warmed
     /// tree for a version the document has left behind is refused.

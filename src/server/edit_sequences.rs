@@ -138,21 +138,36 @@ fn rounds() -> Vec<u64> {
 struct Round {
     relints: usize,
     partial: usize,
+    /// Files opened joined from pieces.
+    joined: usize,
 }
 
 /// Random edits to every file, each followed by the server's relint and a fresh lint of
 /// the same text; the first disagreement, described.
 fn run_round(files: &[(PathBuf, String)], round: u64) -> Result<Round, String> {
     const EDITS: usize = 6;
-    let mut counts = Round { relints: 0, partial: 0 };
+    let mut counts = Round { relints: 0, partial: 0, joined: 0 };
     for (number, (path, text)) in files.iter().enumerate() {
         let seed = (number as u64 + 1).wrapping_mul(0x1000_0000_01b3) ^ round.wrapping_mul(0x2545_f491_4f6c_dd1d);
         let mut random = Random(0x9e37_79b9_7f4a_7c15 ^ seed);
         let uri = Uri::from_file_path(path).expect("an absolute path");
         let mut state = State::default();
         state.settings.overrides.preview = Some(true);
-        state.documents.insert(uri.clone(), Document::new(text.clone(), 1));
+        // Two files in three are opened as the server opens a large file, joined from two
+        // pieces (where the text has a place to cut), and of those, half are reparsed
+        // unchanged once their findings are out (`Document::cold_tree`).
+        let pieces = (number % 3 != 0).then(|| crate::engine::pieces::parse_in(text, 2)).flatten();
+        let warm = number % 3 == 2;
+        counts.joined += usize::from(pieces.is_some());
+        state.documents.insert(uri.clone(), Document::parsed(text.clone(), 1, pieces));
         relint(&mut state, &uri);
+        if warm {
+            let document = state.documents.get_mut(&uri).unwrap();
+            if let Some(cold) = document.cold_tree() {
+                let version = cold.version;
+                document.warmed(version, cold.warm().expect("reparsed"));
+            }
+        }
         let mut typed = Vec::new();
         for version in 2..2 + EDITS as i32 {
             // Sometimes several changes reach one lint, as when typing fast.
@@ -196,10 +211,13 @@ fn run_round(files: &[(PathBuf, String)], round: u64) -> Result<Round, String> {
 fn random_edits_end_in_the_findings_of_a_fresh_lint() {
     let files = sources();
     assert!(files.len() > 50, "the fixtures and test cases are found");
-    let (mut relints, mut partial, mut failures) = (0, 0, Vec::new());
+    let (mut relints, mut partial, mut joined, mut failures) = (0, 0, 0, Vec::new());
     for round in rounds() {
         match run_round(&files, round) {
-            Ok(counts) => (relints, partial) = (relints + counts.relints, partial + counts.partial),
+            Ok(counts) => {
+                (relints, partial, joined) =
+                    (relints + counts.relints, partial + counts.partial, joined + counts.joined)
+            }
             Err(failure) => failures.push(failure),
         }
     }
@@ -208,6 +226,7 @@ fn random_edits_end_in_the_findings_of_a_fresh_lint() {
     // land in module-level code, in small files, on a line naming torch, or near a name
     // used elsewhere).
     assert!(partial * 40 > relints, "{partial} of {relints} relints were partial");
+    assert!(joined >= 10, "{joined} files were opened joined from pieces");
 }
 
 /// Open `text`, lint it, replace `old` (its first occurrence) by `new` and relint as the
