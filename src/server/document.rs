@@ -46,11 +46,11 @@ pub struct Document {
     /// until that reparse: what it then finds changed there is only tokens lexed again,
     /// not code a relint must cover (it would have relinted from the seam to the edit).
     seam_regions: Vec<Range<usize>>,
-    /// The tree is fresh from a parse of the whole text and was never reparsed. The first
-    /// reparse of such a tree takes 5–15 ms on a 5,000-line script, whatever the edit, and
-    /// the next ones under 1 ms: the server reparses it unchanged in the background once
-    /// the document's findings are out (`cold_tree`), so that the first keystroke does not
-    /// pay it.
+    /// The tree is fresh from a parse of the text (whole or in pieces) and was never
+    /// reparsed. The first reparse of such a tree takes 5–15 ms on a 5,000-line script,
+    /// whatever the edit, and the next ones under 1 ms: the server reparses it unchanged
+    /// in the background once the document's findings are out (`cold_tree`), so that the
+    /// first keystroke does not pay it.
     fresh: bool,
     /// The current text, shared by the lint and the project index that read this
     /// version: made the first time one asks (`shared_text`), so that neither copies a
@@ -467,8 +467,6 @@ mod tests {
         assert_eq!(document.tree().unwrap().root_node().to_sexp(), fresh(text));
     }
 
-    /// A document opened large is parsed in pieces (`engine::pieces`), and its first
-    /// edits, at a seam too, reparse to the tree a whole parse gives.
     /// The first edit of a document joined from pieces, far from the seam, is recorded
     /// as its own bytes: the seam its reparse is told of changed nothing a relint must
     /// cover (`edit_sequences` checks the findings of such relints).
@@ -498,7 +496,7 @@ mod tests {
             let joined = pieces.is_some();
             let mut document = Document::parsed(text.clone(), 1, pieces);
             assert_eq!(document.seams.is_empty(), !joined);
-            // The definition after the seam (as in the test below), else one in the middle.
+            // The definition after the seam, else one in the middle.
             let line = document.seams.first().map_or(100, |&seam| document.text[..seam].lines().count() as u32 + 2);
             assert!(document.text.lines().nth(line as usize).is_some_and(|l| l.starts_with("def ")));
             let cold = document.cold_tree().expect("a fresh tree");
@@ -519,6 +517,8 @@ mod tests {
         assert!(document.cold_tree().is_none(), "reparsed by the edit, the tree is no longer fresh");
     }
 
+    /// A document opened large is parsed in pieces (`engine::pieces`), and its first
+    /// edits, at a seam too, reparse to the tree a whole parse gives.
     #[test]
     fn a_document_parsed_in_pieces_reparses_its_edits_as_a_whole_parse() {
         let function = |i: usize| format!("def f{i}(model, x):\n    y = model(x)\n    return y.sum()\n\n\n");
