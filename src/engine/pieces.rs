@@ -235,8 +235,9 @@ mod tests {
             [(next, 0, "    "), (seam, next - seam, " "), (seam, 0, "x"), (seam, next - seam, "\n"), (next, 0, "#")];
         for (start, removed, inserted) in edits {
             let (mut tree, seams) = parse_in(&source, 2).expect("pieces");
+            let lines = LineIndex::new(&source);
             for &seam in &seams {
-                tree.edit(&seam_edit(&source, &LineIndex::new(&source), seam));
+                tree.edit(&seam_edit(&source, &lines, seam));
             }
             let mut edited = source.clone();
             edited.replace_range(start..start + removed, inserted);
@@ -244,8 +245,8 @@ mod tests {
                 start_byte: start,
                 old_end_byte: start + removed,
                 new_end_byte: start + inserted.len(),
-                start_position: LineIndex::new(&source).point(start),
-                old_end_position: LineIndex::new(&source).point(start + removed),
+                start_position: lines.point(start),
+                old_end_position: lines.point(start + removed),
                 new_end_position: LineIndex::new(&edited).point(start + inserted.len()),
             });
             let reparsed = crate::engine::reparse(&edited, Some(&tree)).unwrap();

@@ -223,14 +223,14 @@ impl Document {
     /// The tree to reparse unchanged (`ColdTree::warm`), when it is fresh from a parse of
     /// the current text, no change waits, and it parsed cleanly with nothing blanked.
     pub fn cold_tree(&mut self) -> Option<ColdTree> {
-        let tree =
-            self.tree.as_ref().filter(|t| self.fresh && self.pending.is_empty() && !t.root_node().has_error())?;
-        if !self.blanked.is_empty() {
-            return None;
-        }
-        let seams =
-            self.seams.iter().map(|&seam| crate::engine::pieces::seam_edit(&self.text, &self.index, seam)).collect();
-        Some(ColdTree { version: self.version, tree: tree.clone(), text: self.shared_text(), seams })
+        let clean = self.fresh && self.pending.is_empty() && self.blanked.is_empty();
+        let tree = self.tree.clone().filter(|t| clean && !t.root_node().has_error())?;
+        Some(ColdTree { version: self.version, tree, text: self.shared_text(), seams: self.seam_edits() })
+    }
+
+    /// The edits that mark the tree's seams changed (`pieces::seam_edit`), in order.
+    fn seam_edits(&self) -> Vec<InputEdit> {
+        self.seams.iter().map(|&seam| crate::engine::pieces::seam_edit(&self.text, &self.index, seam)).collect()
     }
 
     /// Take the tree `ColdTree::warm` gave for `version`, if the document is still at that
@@ -287,9 +287,10 @@ impl Document {
             return Err(format!("edit range ends before it starts ({start} > {end})"));
         }
         let shared = self.shared.take();
-        if let Some(tree) = self.tree.as_mut().filter(|_| !self.seams.is_empty()) {
-            for seam in std::mem::take(&mut self.seams) {
-                let edit = crate::engine::pieces::seam_edit(&self.text, &self.index, seam);
+        let seams = self.seam_edits();
+        self.seams.clear();
+        if let Some(tree) = self.tree.as_mut() {
+            for edit in seams {
                 self.seam_regions.push(edit.start_byte..edit.old_end_byte);
                 tree.edit(&edit);
             }
