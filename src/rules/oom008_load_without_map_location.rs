@@ -11,6 +11,8 @@ use crate::fix::edits::{append_argument, string_literal};
 use crate::fix::{Applicability, Fix};
 use tree_sitter::Node;
 
+mod scans;
+
 const FILES: (&str, &str) = rule_files!("OOM008-load-without-map-location");
 
 pub static RULE: Rule = Rule {
@@ -71,7 +73,7 @@ fn reads_back_its_own_bytes(checker: &Checker, call: Node, target: Node) -> bool
                     .is_none_or(|bytes| tree::last_name(*bytes, source) != Some("content"))
         }
         Some(("identifier", file)) => {
-            let name = regex::escape(tree::text(file, source));
+            let name = tree::text(file, source);
             let scope = tree::enclosing_function(call).map_or(0, |f| f.start_byte());
             // Each way below spells one of these: without them no search (a search per
             // call of the text before it is quadratic over a file of loads).
@@ -80,11 +82,10 @@ fn reads_back_its_own_bytes(checker: &Checker, call: Node, target: Node) -> bool
                 return false;
             }
             let before = &source[scope..call.start_byte()];
-            let pattern = format!(
-                r"(?-u:\b{name}\.seek\(|\b{name}\s*(?::\s*(?:io\.)?BytesIO\b|=\s*(?:io\.|tempfile\.)?(?:{files})\())|(?:{files})\([^\n]*(?-u:\)\s+as\s+{name}\b)",
-                files = IN_MEMORY.join("|")
-            );
-            regex::Regex::new(&pattern).is_ok_and(|p| p.is_match(before))
+            scans::rewound(before, name)
+                || scans::typed_bytes_io(before, name)
+                || scans::assigned_from(before, name, &["io.", "tempfile."], IN_MEMORY)
+                || scans::made_as(before, IN_MEMORY, name)
         }
         _ => false,
     }
@@ -107,11 +108,8 @@ fn in_temporary_directory<'t>(checker: &Checker<'_, 't>, call: Node<'t>, target:
         if no_temporary_directory {
             return false;
         }
-        let name = regex::escape(name);
-        let pattern = format!(
-            r"(?:TemporaryDirectory|mkdtemp|gettempdir)\([^\n]*(?-u:\)\s+as\s+{name}\b)|(?-u:\b{name}\s*=\s*(?:tempfile\.)?(?:mkdtemp|gettempdir|TemporaryDirectory)\()"
-        );
-        regex::Regex::new(&pattern).is_ok_and(|p| p.is_match(before))
+        scans::made_as(before, &TEMPORARY_DIRECTORIES, name)
+            || scans::assigned_from(before, name, &["tempfile."], &TEMPORARY_DIRECTORIES)
     })
 }
 
@@ -127,17 +125,14 @@ fn saved_earlier_in_same_run(checker: &Checker, call: Node, target: Node) -> boo
     else {
         return false;
     };
-    let mut path = tree::text(target, source).to_string();
+    let mut path = tree::text(target, source);
     // `with open(path, "rb") as f: torch.load(f)`: the path is what `f` was opened from.
-    if target.kind_name() == "identifier" {
-        let opened = format!(r"open\((?-u:\s*)([^,\n]+?)(?-u:\s*),[^\n]*(?-u:\)\s+as\s+{}\b)", regex::escape(&path));
-        if let Some(found) = regex::Regex::new(&opened).ok().and_then(|p| p.captures_iter(before).last()) {
-            path = found[1].to_string();
-        }
+    if target.kind_name() == "identifier"
+        && let Some(opened) = scans::last_opened_as(before, path)
+    {
+        path = opened;
     }
-    let path = regex::escape(&path);
-    let written = format!(r"(?-u:\bsave\()[^\n]*(?-u:{path}\s*\))|(?-u:open\(\s*{path}\s*,\s*['\x22]wb)");
-    regex::Regex::new(&written).is_ok_and(|p| p.is_match_at(before, first - body.start_byte()))
+    scans::writes(before, first - body.start_byte(), path)
 }
 
 /// A data cache: loaded in a dataset class, or behind an existence check of a path the
@@ -284,6 +279,9 @@ fn file_saves(checker: &Checker) -> std::rc::Rc<Vec<(usize, String)>> {
             .collect()
     })
 }
+
+/// The functions that make a temporary directory.
+const TEMPORARY_DIRECTORIES: [&str; 3] = ["TemporaryDirectory", "mkdtemp", "gettempdir"];
 
 /// Constructors of in-memory buffers and temporary files.
 const IN_MEMORY: &[&str] = &["BytesIO", "TemporaryFile", "NamedTemporaryFile", "SpooledTemporaryFile"];
