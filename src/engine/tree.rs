@@ -237,8 +237,8 @@ struct StatementParents {
     /// The nodes that have children, the statement first, each stored once however many
     /// children it has.
     parents: Vec<ffi::TSNode>,
-    /// Every node below the statement, sorted by where it starts, then by id: its start,
-    /// its id and its parent's place in `parents`.
+    /// Every node below the statement, sorted by where it starts: its start, its id and
+    /// its parent's place in `parents`.
     children: Vec<(u32, usize, u32)>,
 }
 
@@ -274,9 +274,14 @@ impl StatementParents {
     }
 
     fn parent_of(&self, node: Node) -> Option<ffi::TSNode> {
-        let key = (node.start_byte() as u32, node.id());
-        let at = self.children.binary_search_by_key(&key, |&(start, id, _)| (start, id)).ok()?;
-        Some(self.parents[self.children[at].2 as usize])
+        let start = node.start_byte() as u32;
+        let first = self.children.partition_point(|&(at, _, _)| at < start);
+        // The few nodes that start together (a call, its callee, the callee's object).
+        let (_, _, parent) = self.children[first..]
+            .iter()
+            .take_while(|&&(at, _, _)| at == start)
+            .find(|&&(_, id, _)| id == node.id())?;
+        Some(self.parents[*parent as usize])
     }
 }
 
@@ -314,15 +319,10 @@ impl StatementWalk {
 
     /// The parents gathered, in lists of their own size; the walk is left empty.
     fn finish(&mut self) -> StatementParents {
-        // A walk in document order meets the nodes sorted by where they start: only those
-        // that start together (a call, its callee, the callee's object) are put in order
-        // of id, instead of sorting every node of the statement by id.
-        if self.children.is_sorted_by_key(|&(start, _, _)| start) {
-            for together in self.children.chunk_by_mut(|a, b| a.0 == b.0) {
-                together.sort_unstable_by_key(|&(_, id, _)| id);
-            }
-        } else {
-            self.children.sort_unstable_by_key(|&(start, id, _)| (start, id));
+        // A walk in document order meets the nodes sorted by where they start; a sort keeps
+        // the order of those that start together.
+        if !self.children.is_sorted_by_key(|&(start, _, _)| start) {
+            self.children.sort_by_key(|&(start, _, _)| start);
         }
         let finished = StatementParents { parents: self.parents.clone(), children: self.children.clone() };
         self.clear();

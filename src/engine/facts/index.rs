@@ -73,9 +73,39 @@ fn identifiers_at<'t>(statements: &[Node<'t>], positions: &[usize], len: usize) 
     found
 }
 
-/// A file's identifiers by spelling. Hashed with foldhash rather than SipHash: every
-/// identifier of the file is hashed into it, and names are short.
-type Spellings<'t> = HashMap<&'t str, Vec<Node<'t>>>;
+/// A file's identifiers by spelling: each spelling's identifiers, in document order, lie
+/// together in one list, rather than in a list per spelling grown an identifier at a time
+/// (a file has thousands of identifiers and hundreds of spellings). Hashed with foldhash
+/// rather than SipHash: every identifier of the file is hashed into it, and names are
+/// short.
+struct Spellings<'t> {
+    /// Each spelling's number, in the order first met.
+    numbers: HashMap<&'t str, u32>,
+    /// By number: where the spelling's identifiers lie in `identifiers`.
+    places: Vec<Range<u32>>,
+    identifiers: Vec<Node<'t>>,
+}
+
+impl<'t> Spellings<'t> {
+    /// The identifiers spelled `name`, in document order.
+    fn get(&self, name: &str) -> &[Node<'t>] {
+        self.numbers.get(name).map_or(&[], |&number| self.of(number))
+    }
+
+    fn of(&self, number: u32) -> &[Node<'t>] {
+        let at = &self.places[number as usize];
+        &self.identifiers[at.start as usize..at.end as usize]
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.numbers.contains_key(name)
+    }
+
+    /// Each spelling with its identifiers.
+    fn iter(&self) -> impl Iterator<Item = (&'t str, &[Node<'t>])> + '_ {
+        self.numbers.iter().map(|(name, &number)| (*name, self.of(number)))
+    }
+}
 
 /// Every identifier of a tree, in document order, gathered by a walk of all of it (the
 /// rules' matcher's), and the same by spelling, built on first use. A lint split in parts
@@ -258,7 +288,7 @@ impl<'t> FileIndex<'t> {
             return known.clone();
         }
         let found: Rc<[Node<'t>]> = match self.named() {
-            Some(named) => named.get(name).map_or(&[][..], Vec::as_slice).into(),
+            Some(named) => named.get(name).into(),
             None => identifiers_at(self.statements(), &self.word_places(name), name.len()).into(),
         };
         self.occurrences.borrow_mut().insert(name.to_string(), found.clone());
@@ -274,7 +304,7 @@ impl<'t> FileIndex<'t> {
             return starting_in(all, range).to_vec();
         }
         if let Some(named) = self.named() {
-            return starting_in(named.get(name).map_or(&[], Vec::as_slice), range).to_vec();
+            return starting_in(named.get(name), range).to_vec();
         }
         let positions = self.positions_in(name, range.clone());
         if positions.len() == self.word_places(name).len() {
@@ -330,7 +360,7 @@ impl<'t> FileIndex<'t> {
     /// identifiers are known, else as a word (in strings and comments too).
     fn count_in(&self, name: &str, range: Range<usize>) -> usize {
         match self.named() {
-            Some(named) => starting_in(named.get(name).map_or(&[], Vec::as_slice), range).len(),
+            Some(named) => starting_in(named.get(name), range).len(),
             None => self.positions_in(name, range).len(),
         }
     }
@@ -339,7 +369,7 @@ impl<'t> FileIndex<'t> {
     /// identifiers are known, else as a word).
     fn occurs(&self, name: &str) -> bool {
         match self.named() {
-            Some(named) => named.contains_key(name),
+            Some(named) => named.contains(name),
             None => !self.word_places(name).is_empty(),
         }
     }
@@ -447,13 +477,7 @@ impl<'t> FileIndex<'t> {
             bodies.get(next).is_none_or(|body| *at < body.start)
         };
         if let Some(named) = self.named() {
-            return named
-                .get(name)
-                .into_iter()
-                .flatten()
-                .copied()
-                .filter(|n| outside_bodies(&n.start_byte()))
-                .collect();
+            return named.get(name).iter().copied().filter(|n| outside_bodies(&n.start_byte())).collect();
         }
         let positions: Vec<usize> = self.word_places(name).iter().copied().filter(outside_bodies).collect();
         identifiers_at(self.statements(), &positions, name.len())
@@ -684,7 +708,10 @@ fn by_spelling<'t>(identifiers: &[Node<'t>], source: &'t str) -> Spellings<'t> {
     let bytes = source.as_bytes();
     let is_word = |b: &u8| is_word_byte(*b);
     // Most names recur: a few hundred spellings in a file of thousands of identifiers.
-    let mut named = Spellings::with_capacity_and_hasher(identifiers.len() / 8, Default::default());
+    let mut numbers = HashMap::with_capacity_and_hasher(identifiers.len() / 8, Default::default());
+    // Each identifier kept, with its spelling's number; how many each spelling has.
+    let mut numbered: Vec<(u32, Node<'t>)> = Vec::with_capacity(identifiers.len());
+    let mut counts: Vec<u32> = Vec::new();
     for &identifier in identifiers {
         let range = identifier.byte_range();
         debug_assert!(bytes[range.clone()].iter().all(is_word), "an identifier is a run of word characters");
@@ -692,10 +719,30 @@ fn by_spelling<'t>(identifiers: &[Node<'t>], source: &'t str) -> Spellings<'t> {
             && !range.start.checked_sub(1).is_some_and(|before| is_word(&bytes[before]))
             && !bytes.get(range.end).is_some_and(is_word);
         if whole_word {
-            named.entry(&source[range]).or_default().push(identifier);
+            let next = counts.len() as u32;
+            let number = *numbers.entry(&source[range]).or_insert(next);
+            if number == next {
+                counts.push(0);
+            }
+            counts[number as usize] += 1;
+            numbered.push((number, identifier));
         }
     }
-    named
+    // Each spelling's place in the one list, then its identifiers put there in order.
+    let mut places = Vec::with_capacity(counts.len());
+    let mut end = 0;
+    for count in counts {
+        places.push(end..end + count);
+        end += count;
+    }
+    let mut next: Vec<u32> = places.iter().map(|place| place.start).collect();
+    let mut listed = numbered.first().map_or_else(Vec::new, |&(_, first)| vec![first; numbered.len()]);
+    for (number, identifier) in numbered {
+        let at = &mut next[number as usize];
+        listed[*at as usize] = identifier;
+        *at += 1;
+    }
+    Spellings { numbers, places, identifiers: listed }
 }
 
 /// A byte of a word: an ASCII letter, digit or underscore, or part of a non-ASCII character.
