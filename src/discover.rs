@@ -18,6 +18,13 @@ pub struct Discovery {
 }
 
 pub fn python_files(paths: &[PathBuf], resolver: &mut ConfigResolver) -> Discovery {
+    python_files_each(paths, resolver, &mut |_| {})
+}
+
+/// `python_files`, calling `found` with each file as the walk finds it (a file may come
+/// twice when the paths overlap): a caller can start on the first files while the walk
+/// goes on.
+pub fn python_files_each(paths: &[PathBuf], resolver: &mut ConfigResolver, found: &mut dyn FnMut(&Path)) -> Discovery {
     let mut discovery = Discovery { files: Vec::new(), errors: Vec::new(), config_errors: Vec::new() };
     for path in paths {
         // `symlink_metadata`: a broken link exists, and reading it reports why it fails.
@@ -26,6 +33,7 @@ pub fn python_files(paths: &[PathBuf], resolver: &mut ConfigResolver) -> Discove
             continue;
         }
         if !path.is_dir() {
+            found(path);
             discovery.files.push(path.clone());
             continue;
         }
@@ -49,7 +57,10 @@ pub fn python_files(paths: &[PathBuf], resolver: &mut ConfigResolver) -> Discove
             }
             match excluded(file, resolver) {
                 Ok(true) => {}
-                Ok(false) => discovery.files.push(file.to_path_buf()),
+                Ok(false) => {
+                    found(file);
+                    discovery.files.push(file.to_path_buf());
+                }
                 Err(e) => {
                     if !discovery.config_errors.contains(&e) {
                         discovery.config_errors.push(e);

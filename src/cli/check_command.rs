@@ -16,6 +16,7 @@ use crate::render::{self, FixSummary, LintedFile};
 use crate::rules;
 use crate::source::LineIndex;
 use rayon::prelude::*;
+use std::collections::HashMap;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -79,7 +80,8 @@ pub fn run(args: CheckArgs) -> u8 {
         match settings_for(&name, &mut resolver, &overrides) {
             Ok(mut settings) => {
                 if rules::reads_project(&settings) {
-                    settings.project = Some(Project(project_of(std::slice::from_ref(&name), &[], &mut resolver)));
+                    let project = project_of(std::slice::from_ref(&name), &[], &mut resolver, &mut HashMap::new());
+                    settings.project = Some(Project(project));
                 }
                 vec![process(Input::Stdin(&name), &settings, mode)]
             }
@@ -90,7 +92,7 @@ pub fn run(args: CheckArgs) -> u8 {
         }
     } else {
         let paths = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
-        let discovery = discover::python_files(&paths, &mut resolver);
+        let (discovery, mut read) = discover_reading(&paths, &mut resolver);
         for (path, reason) in &discovery.errors {
             eprintln!("error: {}: {reason}", display(path));
             failed += 1;
@@ -113,14 +115,17 @@ pub fn run(args: CheckArgs) -> u8 {
         // Indexing the project parses every file of it: only worth it when a rule that asks
         // other files (callers, decorators, callees) runs on some file.
         if jobs.iter().any(|(_, settings)| rules::reads_project(settings)) {
-            let index = project_of(&paths, &discovery.files, &mut resolver);
+            let index = project_of(&paths, &discovery.files, &mut resolver, &mut read);
             let project = Project(index.clone());
             for (_, settings) in &mut jobs {
                 settings.project = Some(project.clone());
             }
             texts = Some(index);
         }
-        let known = |file: &Path| texts.as_ref().and_then(|index| index.file_text(file));
+        let mut known = |file: &Path| match texts.as_ref() {
+            Some(index) => index.file_text(file),
+            None => read.remove(file).and_then(Result::ok),
+        };
         let jobs: Vec<_> = jobs.into_iter().map(|(file, settings)| (known(&file), file, settings)).collect();
         let order = largest_first(&jobs, |(text, file, _)| {
             text.as_ref().map_or_else(|| std::fs::metadata(file).map_or(0, |m| m.len() as usize), |t| t.len())
@@ -257,7 +262,37 @@ fn warn_preview_selections(overrides: &Overrides, resolver: &mut ConfigResolver)
 /// The index of the projects `paths` belong to (see `project::roots_for`), so that
 /// facts cross file boundaries. A project file that cannot be indexed is reported unless
 /// it is one of `checked` (whose own error is reported when it is linted).
-fn project_of(paths: &[PathBuf], checked: &[PathBuf], resolver: &mut ConfigResolver) -> Arc<ProjectIndex> {
+/// The files to check under `paths`, each read on the pool as soon as the walk finds it
+/// (its text, or why it cannot be read, by path as found): the walk is a few
+/// milliseconds of one core, and the reading, which every file's lint and the project
+/// index wait for, fits beside it on the others.
+fn discover_reading(
+    paths: &[PathBuf],
+    resolver: &mut ConfigResolver,
+) -> (discover::Discovery, HashMap<PathBuf, Result<Arc<str>, String>>) {
+    let read = std::sync::Mutex::new(HashMap::new());
+    let discovery = rayon::scope(|scope| {
+        let mut reading = std::collections::HashSet::new();
+        discover::python_files_each(paths, resolver, &mut |file| {
+            if lint::is_notebook(file) || !reading.insert(file.to_path_buf()) {
+                return;
+            }
+            let (file, read) = (file.to_path_buf(), &read);
+            scope.spawn(move |_| {
+                let text = project::read_text(&file).map(Arc::from);
+                read.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(file, text);
+            });
+        })
+    });
+    (discovery, read.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner))
+}
+
+fn project_of(
+    paths: &[PathBuf],
+    checked: &[PathBuf],
+    resolver: &mut ConfigResolver,
+    read: &mut HashMap<PathBuf, Result<Arc<str>, String>>,
+) -> Arc<ProjectIndex> {
     let roots = project::roots_for(paths);
     // Checking a project's root (`oomlint check .`), the files checked are the project's:
     // walked once.
@@ -266,7 +301,7 @@ fn project_of(paths: &[PathBuf], checked: &[PathBuf], resolver: &mut ConfigResol
     files.extend(checked.iter().cloned());
     files.sort();
     files.dedup();
-    let (index, skipped) = ProjectIndex::lazy(&files);
+    let (index, skipped) = ProjectIndex::lazy_from(&files, read);
     let checked: Vec<PathBuf> = checked.iter().map(|f| project::normalize(f)).collect();
     for file in skipped.iter().filter(|s| !checked.contains(&s.path)) {
         eprintln!("warning: {}: not indexed: {}", display(&file.path), file.reason);

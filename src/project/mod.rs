@@ -24,7 +24,6 @@ use crate::engine::facts::tensors::TensorValue;
 use crate::lint::{SourceKind, is_notebook};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use summary::FileSummary;
@@ -215,15 +214,29 @@ impl ProjectIndex {
     /// callers only when its text has the function's name); notebooks are summarised now.
     /// Unreadable files, and files that are not UTF-8 text, are skipped and returned.
     pub fn lazy(files: &[PathBuf]) -> (ProjectIndex, Vec<Skipped>) {
+        ProjectIndex::lazy_from(files, &mut HashMap::new())
+    }
+
+    /// `lazy`, taking the texts of files read already (`read_text`'s answers, by path as
+    /// given in `files`) from `read` instead of reading them again.
+    pub fn lazy_from(
+        files: &[PathBuf],
+        read: &mut HashMap<PathBuf, Result<Arc<str>, String>>,
+    ) -> (ProjectIndex, Vec<Skipped>) {
         // Notebooks are summarised now: what their code is is known only once parsed.
         let (notebooks, python): (Vec<&PathBuf>, Vec<&PathBuf>) = files.iter().partition(|f| is_notebook(f));
         let notebooks: Vec<PathBuf> = notebooks.into_iter().cloned().collect();
         let (mut index, mut skipped) = ProjectIndex::build(&notebooks);
         // Read, copied into a shared text and hashed on the cores: what is left to the one
         // thread that fills the index is putting each in.
-        let read: Vec<(PathBuf, Result<Indexed, String>)> = python
-            .par_iter()
-            .map(|file| (normalize(file), read_text(file).map(|text| Indexed::lazy(Arc::from(text)))))
+        let texts: Vec<(&PathBuf, Option<Result<Arc<str>, String>>)> =
+            python.into_iter().map(|file| (file, read.remove(file))).collect();
+        let read: Vec<(PathBuf, Result<Indexed, String>)> = texts
+            .into_par_iter()
+            .map(|(file, text)| {
+                let text = text.unwrap_or_else(|| read_text(file).map(Arc::from));
+                (normalize(file), text.map(Indexed::lazy))
+            })
             .collect();
         for (path, indexed) in read {
             match indexed {
@@ -649,7 +662,9 @@ fn module_names(path: &Path) -> Vec<String> {
     }
 }
 
-fn read_text(path: &Path) -> Result<String, String> {
+/// A file's text as the index reads it, or why it cannot: unreadable, binary (it holds
+/// NUL bytes) or not UTF-8.
+pub fn read_text(path: &Path) -> Result<String, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
     if bytes.contains(&0) {
         return Err("binary file (contains NUL bytes)".to_string());
@@ -674,10 +689,12 @@ fn parsed<T>(path: &Path, text: &str, read: impl FnOnce(&str, tree_sitter::Node)
     Ok(read(code, tree.root_node()))
 }
 
+/// A hash of a file's text, to tell whether it changed: kept in memory only, so any
+/// fixed seed does. foldhash rather than SipHash: every file's whole text is hashed as it
+/// is read, and SipHash reads a few bytes per cycle where foldhash reads tens.
 fn content_hash(text: &str) -> u64 {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut hasher);
-    hasher.finish()
+    use std::hash::BuildHasher;
+    foldhash::quality::FixedState::with_seed(0x6f6f_6d6c_696e_7400).hash_one(text)
 }
 
 #[cfg(test)]
