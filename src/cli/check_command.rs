@@ -269,7 +269,7 @@ fn warn_preview_selections(overrides: &Overrides, resolver: &mut ConfigResolver)
 fn discover_reading(
     paths: &[PathBuf],
     resolver: &mut ConfigResolver,
-) -> (discover::Discovery, HashMap<PathBuf, Result<Arc<str>, String>>) {
+) -> (discover::Discovery, HashMap<PathBuf, project::ReadText>) {
     let read = std::sync::Mutex::new(HashMap::new());
     let discovery = rayon::scope(|scope| {
         let mut reading = std::collections::HashSet::new();
@@ -291,7 +291,7 @@ fn project_of(
     paths: &[PathBuf],
     checked: &[PathBuf],
     resolver: &mut ConfigResolver,
-    read: &mut HashMap<PathBuf, Result<Arc<str>, String>>,
+    read: &mut HashMap<PathBuf, project::ReadText>,
 ) -> Arc<ProjectIndex> {
     let roots = project::roots_for(paths);
     // Checking a project's root (`oomlint check .`), the files checked are the project's:

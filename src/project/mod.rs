@@ -219,17 +219,14 @@ impl ProjectIndex {
 
     /// `lazy`, taking the texts of files read already (`read_text`'s answers, by path as
     /// given in `files`) from `read` instead of reading them again.
-    pub fn lazy_from(
-        files: &[PathBuf],
-        read: &mut HashMap<PathBuf, Result<Arc<str>, String>>,
-    ) -> (ProjectIndex, Vec<Skipped>) {
+    pub fn lazy_from(files: &[PathBuf], read: &mut HashMap<PathBuf, ReadText>) -> (ProjectIndex, Vec<Skipped>) {
         // Notebooks are summarised now: what their code is is known only once parsed.
         let (notebooks, python): (Vec<&PathBuf>, Vec<&PathBuf>) = files.iter().partition(|f| is_notebook(f));
         let notebooks: Vec<PathBuf> = notebooks.into_iter().cloned().collect();
         let (mut index, mut skipped) = ProjectIndex::build(&notebooks);
         // Read, copied into a shared text and hashed on the cores: what is left to the one
         // thread that fills the index is putting each in.
-        let texts: Vec<(&PathBuf, Option<Result<Arc<str>, String>>)> =
+        let texts: Vec<(&PathBuf, Option<ReadText>)> =
             python.into_iter().map(|file| (file, read.remove(file))).collect();
         let read: Vec<(PathBuf, Result<Indexed, String>)> = texts
             .into_par_iter()
@@ -661,6 +658,9 @@ fn module_names(path: &Path) -> Vec<String> {
         vec![stem]
     }
 }
+
+/// A file's text as read (`read_text`), shared, or why it could not be.
+pub type ReadText = Result<Arc<str>, String>;
 
 /// A file's text as the index reads it, or why it cannot: unreadable, binary (it holds
 /// NUL bytes) or not UTF-8.
