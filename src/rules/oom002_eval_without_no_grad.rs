@@ -439,20 +439,23 @@ fn evaluation_regions(checker: &Checker) -> Option<Vec<std::ops::Range<usize>>> 
     let pytest = heuristics::is_pytest_file(facts.path);
     let mut regions = Vec::new();
     let source = checker.source();
-    for name in index.identifiers_spelled(heuristics::may_name_evaluation)? {
-        let spelled = tree::text(name, source);
+    for (spelled, names) in index.identifiers_spelled(heuristics::may_name_evaluation)? {
         // A function named for evaluation (what `what_the_name_says` may call evaluation).
-        if heuristics::is_eval_function_name(spelled, pytest)
-            && let Some(function) = tree::parent(name).filter(|f| f.kind_name() == "function_definition")
-            && function.child_by_field_id(field::NAME).is_some_and(|n| n.id() == name.id())
-        {
-            regions.push(function.byte_range());
-        }
+        let names_function = heuristics::is_eval_function_name(spelled, pytest);
         // A loop over evaluation data (what `evaluation_data` looks for in an iterable).
-        if heuristics::is_eval_data_name(spelled) {
-            for loop_ in tree::ancestors(name).filter(|a| a.kind_name() == "for_statement") {
-                if loop_.child_by_field_id(field::RIGHT).is_some_and(|r| r.byte_range().contains(&name.start_byte())) {
-                    regions.push(loop_.byte_range());
+        let names_data = heuristics::is_eval_data_name(spelled);
+        for &name in names {
+            if names_function
+                && let Some(function) = tree::parent(name).filter(|f| f.kind_name() == "function_definition")
+                && function.child_by_field_id(field::NAME).is_some_and(|n| n.id() == name.id())
+            {
+                regions.push(function.byte_range());
+            }
+            if names_data {
+                for loop_ in tree::ancestors(name).filter(|a| a.kind_name() == "for_statement") {
+                    if loop_.child_by_field_id(field::RIGHT).is_some_and(|r| r.byte_range().contains(&name.start_byte())) {
+                        regions.push(loop_.byte_range());
+                    }
                 }
             }
         }

@@ -257,11 +257,11 @@ impl<'t> FileIndex<'t> {
         Some(self.walked.as_ref()?.by_spelling(self.source))
     }
 
-    /// Every identifier whose spelling `wanted` accepts, in no particular order, when the
-    /// walk gathered the file's identifiers (else `None`): each spelling is asked once.
-    pub fn identifiers_spelled(&self, wanted: impl Fn(&str) -> bool) -> Option<Vec<Node<'t>>> {
-        let named = self.named()?;
-        Some(named.iter().filter(|(name, _)| wanted(name)).flat_map(|(_, found)| found.iter().copied()).collect())
+    /// Each spelling `wanted` accepts with its identifiers, in no particular order, when
+    /// the walk gathered the file's identifiers (else `None`): each spelling is asked
+    /// once, and what the caller asks of a spelling is asked once too.
+    pub fn identifiers_spelled(&self, wanted: impl Fn(&str) -> bool) -> Option<Vec<(&'t str, &[Node<'t>])>> {
+        Some(self.named()?.iter().filter(|(name, _)| wanted(name)).collect())
     }
 
     /// Where the first of `texts` starts inside `range` (anywhere: code, strings,
