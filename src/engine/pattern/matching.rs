@@ -39,6 +39,13 @@ impl Matches<'_> {
         found: &mut dyn FnMut(usize, Captures<'t>, &Ancestry<'_, 't>),
     ) -> Walked<'t> {
         let identifier = identifier_kinds();
+        // By kind: whether a pattern of an active rule starts at a node of it. Most kinds
+        // start none; identifiers start a pattern of one rule, which most files leave out.
+        let starts: Vec<bool> = (self.patterns.by_root.iter())
+            .map(|roots| {
+                roots.iter().any(|&p| active.get(self.patterns.patterns[p as usize].rule).copied().unwrap_or(false))
+            })
+            .collect();
         // Room for one identifier in eight bytes of code, more than code has; room
         // reserved is not memory used, and growing a list of many thousands, a copy at a
         // time, is.
@@ -86,7 +93,10 @@ impl Matches<'_> {
                 identifiers.push(node);
             }
             let inside = self.ranges.is_none_or(|ranges| ranges.iter().any(|range| intersects(node, range)));
-            let candidates = self.patterns.by_root.get(kind as usize).map_or(&[][..], |p| &p[..]);
+            let candidates = match starts.get(kind as usize) {
+                Some(true) => &self.patterns.by_root[kind as usize][..],
+                _ => &[][..],
+            };
             let descends = inside && depth < self.max_start_depth;
             let first = listed.len();
             // A pattern tried above may have listed this node's children already.
