@@ -459,7 +459,9 @@ fn display(path: &Path) -> String {
     if path.as_os_str() == "-" {
         return "-".to_string();
     }
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let relative = path.strip_prefix(&cwd).or_else(|_| path.strip_prefix("./")).unwrap_or(path);
+    // Asked once: every file checked is shown, and `check` never changes directory.
+    static CWD: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let cwd = CWD.get_or_init(|| std::env::current_dir().unwrap_or_default());
+    let relative = path.strip_prefix(cwd).or_else(|_| path.strip_prefix("./")).unwrap_or(path);
     relative.display().to_string()
 }

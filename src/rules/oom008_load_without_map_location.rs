@@ -37,20 +37,10 @@ pub static RULE: Rule = Rule {
 /// `torch.load(` spelled out, `load` imported from torch, or `T.load(` after
 /// `import torch as T`: most files that merely say `load(` (`json.load`) skip the parse.
 fn could_call_torch_load(source: &str) -> bool {
-    static IMPORTS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     if !source.contains("load") || !source.contains("torch") {
         return false;
     }
-    if source.contains("torch.load") {
-        return true;
-    }
-    let imports = IMPORTS.get_or_init(|| {
-        regex::Regex::new(r"(?-u:from\s+torch\s+import\s)[^\n]*(?-u:\bload\b)|(?-u:import\s+torch\s+as\s+(\w+))").expect("valid regex")
-    });
-    imports.captures_iter(source).any(|found| match found.get(1) {
-        Some(alias) => source.contains(&format!("{}.load", alias.as_str())),
-        None => true,
-    })
+    source.contains("torch.load") || scans::imports_torch_load(source)
 }
 
 /// A round trip in one process: bytes in memory (`io.BytesIO(...)`, a parameter typed

@@ -50,6 +50,71 @@ fn as_name(text: &[u8], from: usize, name: &[u8]) -> Option<usize> {
     boundary(text, end).then_some(end)
 }
 
+/// Whether `text` imports `load` from torch (`from\s+torch\s+import\s[^\n]*\bload\b`) or
+/// imports torch under a name `T` whose `T.load` it spells (`import\s+torch\s+as\s+(\w+)`),
+/// taking the regex's matches one after another as it would.
+pub fn imports_torch_load(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let (mut froms, mut imports) = (places(bytes, b"from", 0).peekable(), places(bytes, b"import", 0).peekable());
+    // Where the next match may start: past the end of the last.
+    let mut cursor = 0;
+    loop {
+        // The next place either alternative can start at, in order.
+        let at = match (froms.peek(), imports.peek()) {
+            (Some(&from), Some(&import)) => from.min(import),
+            (Some(&at), None) | (None, Some(&at)) => at,
+            (None, None) => return false,
+        };
+        if froms.peek() == Some(&at) {
+            froms.next();
+        } else {
+            imports.next();
+        }
+        if at < cursor {
+            continue;
+        }
+        if bytes[at..].starts_with(b"from") {
+            if loads_from_torch(bytes, at + "from".len()) {
+                return true;
+            }
+        } else if let Some(alias) = torch_alias(bytes, at + "import".len()) {
+            if memchr::memmem::find(bytes, format!("{}.load", &text[alias.clone()]).as_bytes()).is_some() {
+                return true;
+            }
+            cursor = alias.end;
+        }
+    }
+}
+
+/// `\s+{word}` at `from`: where it ends.
+fn spaced_word(text: &[u8], from: usize, word: &[u8]) -> Option<usize> {
+    let at = spaces(text, from);
+    (at > from && text[at..].starts_with(word)).then_some(at + word.len())
+}
+
+/// `\s+torch\s+import\s[^\n]*\bload\b` at `from`.
+fn loads_from_torch(text: &[u8], from: usize) -> bool {
+    let Some(imported) = spaced_word(text, from, b"torch").and_then(|at| spaced_word(text, at, b"import")) else {
+        return false;
+    };
+    if !text.get(imported).copied().is_some_and(is_space) {
+        return false;
+    }
+    let names = imported + 1;
+    let end = line_end(text, names);
+    places(text, b"load", names)
+        .take_while(|&at| at < end)
+        .any(|at| boundary(text, at) && boundary(text, at + "load".len()))
+}
+
+/// `\s+torch\s+as\s+(\w+)` at `from`: where the name given to torch lies.
+fn torch_alias(text: &[u8], from: usize) -> Option<Range<usize>> {
+    let named = spaced_word(text, from, b"torch").and_then(|at| spaced_word(text, at, b"as"))?;
+    let start = spaces(text, named);
+    let end = start + text[start..].iter().take_while(|&&b| is_word(b)).count();
+    (start > named && end > start).then_some(start..end)
+}
+
 /// `(?:{makers})\([^\n]*\)\s+as\s+{name}\b` anywhere in `text`: `with open(p, "wb") as f`.
 pub fn made_as(text: &str, makers: &[&str], name: &str) -> bool {
     let bytes = text.as_bytes();
@@ -191,7 +256,9 @@ mod tests {
         "with ", "torch.save(", "save(", "saves(", "x.save(", "'wb'", "\"wb\"", "'rb'", "wb", "=", " = ", ":",
         ": io.BytesIO", ":BytesIO", "BytesIO", "BytesIOx", "io.", "tempfile.", "mkdtemp(", "gettempdir", "(",
         "TemporaryDirectory()", "NamedTemporaryFile(", "TemporaryFile(", ".seek(", ".seek", "d", "d =", "#",
-        "open(a, 'rb') as f ", "open(p, x) as fh", "save(x, p)", "save(p )",
+        "open(a, 'rb') as f ", "open(p, x) as fh", "save(x, p)", "save(p )", "from", "from torch import",
+        "import torch as T", "import  torch\tas\nnn", "import torch", "T.load", "nn.load", "load", " load,", "loads",
+        "from\ttorch import\n", "import",
     ];
 
     fn texts() -> Vec<String> {
@@ -203,7 +270,7 @@ mod tests {
             state ^= state << 17;
             state
         };
-        (0..20_000)
+        (0..40_000)
             .map(|_| {
                 let pieces = 1 + next() % 16;
                 (0..pieces).map(|_| PIECES[(next() % PIECES.len() as u64) as usize]).collect()
@@ -249,6 +316,17 @@ mod tests {
                 }
             }
         }
+        let imports = Regex::new(r"(?-u:from\s+torch\s+import\s)[^\n]*(?-u:\bload\b)|(?-u:import\s+torch\s+as\s+(\w+))").unwrap();
+        let mut imported = 0;
+        for text in &texts {
+            let expected = imports.captures_iter(text).any(|found| match found.get(1) {
+                Some(alias) => text.contains(&format!("{}.load", alias.as_str())),
+                None => true,
+            });
+            assert_eq!(imports_torch_load(text), expected, "torch's load imported in {text:?}");
+            imported += usize::from(expected);
+        }
+        assert!(imported > 50, "{imported}");
         // Each regex matched often enough for the comparison to mean something.
         assert!(matched.iter().all(|&count| count > 50), "{matched:?}");
     }
