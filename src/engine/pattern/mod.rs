@@ -22,7 +22,6 @@ mod parse;
 use crate::engine::children::Child;
 use crate::engine::predicates::HostPredicate;
 use crate::engine::tree::KindSet;
-use regex::Regex;
 use std::num::NonZeroU16 as FieldId;
 
 /// Every pattern of a set of rules, indexed by the kind of node each starts at.
@@ -99,7 +98,7 @@ enum Test {
 #[derive(Debug)]
 enum TextPredicate {
     Eq { capture: u32, to: Operand, positive: bool },
-    Match { capture: u32, regex: Regex, positive: bool },
+    Match { capture: u32, regex: regex_automata::meta::Regex, positive: bool },
     AnyOf { capture: u32, values: Vec<String>, positive: bool },
 }
 
