@@ -259,9 +259,6 @@ fn warn_preview_selections(overrides: &Overrides, resolver: &mut ConfigResolver)
     }
 }
 
-/// The index of the projects `paths` belong to (see `project::roots_for`), so that
-/// facts cross file boundaries. A project file that cannot be indexed is reported unless
-/// it is one of `checked` (whose own error is reported when it is linted).
 /// The files to check under `paths`, each read on the pool as soon as the walk finds it
 /// (its text, or why it cannot be read, by path as found): the walk is a few
 /// milliseconds of one core, and the reading, which every file's lint and the project
@@ -287,6 +284,10 @@ fn discover_reading(
     (discovery, read.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner))
 }
 
+/// The index of the projects `paths` belong to (see `project::roots_for`), so that
+/// facts cross file boundaries. A project file that cannot be indexed is reported unless
+/// it is one of `checked` (whose own error is reported when it is linted).
+/// `read`: texts read already, by path (see `discover_reading`).
 fn project_of(
     paths: &[PathBuf],
     checked: &[PathBuf],
