@@ -1,6 +1,8 @@
 //! Lints a real corpus (`scripts/bench` defaults to training scripts) and prints, from the
 //! same run: oomlint's wall time (the `oomlint check` process, start-up included), the
 //! time of a parse-only pass over the same files (the floor for a tree-sitter design),
+//! run here and run as a process of its own (start-up, thread pool and a cold heap
+//! included, as `oomlint check` pays them),
 //! the processor time of each (less moved by the load of a shared machine),
 //! the time of a cold project index over them, their ratios and the spread over the
 //! runs, files/s, MB/s, oomlint's peak RSS and the memory the index holds.
@@ -50,6 +52,7 @@ fn main() {
     // Alternate the two passes so both see the same machine state; the first pair only
     // warms the file cache.
     let mut parse_times = Vec::new();
+    let mut parse_process_times = Vec::new();
     let mut index_times = Vec::new();
     let mut lint_times = Vec::new();
     // The processor time each pass took (all its threads, user and system): a load that
@@ -69,11 +72,13 @@ fn main() {
         let before = cpu_time(libc::RUSAGE_SELF);
         parse_times.push(parse_only(&corpus));
         parse_cpu.push(cpu_time(libc::RUSAGE_SELF) - before);
+        parse_process_times.push(parse_only_process(&corpus));
         let before = cpu_time(libc::RUSAGE_CHILDREN);
         lint_times.push(lint(&binary, &corpus));
         lint_cpu.push(cpu_time(libc::RUSAGE_CHILDREN) - before);
     }
     let parse = *parse_times.iter().min().expect("runs");
+    let parse_process = *parse_process_times.iter().min().expect("runs");
     let index = *index_times.iter().min().expect("runs");
     let lint = *lint_times.iter().min().expect("runs");
     // Each run's own ratio: how much the machine's load moved the figure.
@@ -91,6 +96,10 @@ fn main() {
         megabytes / parse.as_secs_f64()
     );
     println!(
+        "  as a process:   {:>7.3} s  (start-up, thread pool and a cold heap included)",
+        parse_process.as_secs_f64()
+    );
+    println!(
         "project index:    {:>7.3} s  {:>7.0} files/s  {:>6.1} MB/s",
         index.as_secs_f64(),
         files.len() as f64 / index.as_secs_f64(),
@@ -103,6 +112,10 @@ fn main() {
         megabytes / lint.as_secs_f64()
     );
     println!("ratio (oomlint / parse-only): {:.2}x  (target <= 1.30x)", lint.as_secs_f64() / parse.as_secs_f64());
+    println!(
+        "ratio (oomlint / parse-only process): {:.2}x  (both processes: the floor any linter run as a command pays)",
+        lint.as_secs_f64() / parse_process.as_secs_f64()
+    );
     println!(
         "ratio per run ({runs} runs): median {:.2}x, spread {:.2}x .. {:.2}x",
         ratios[ratios.len() / 2],
@@ -192,6 +205,17 @@ fn parse_only(corpus: &Path) -> Duration {
         .sum();
     std::hint::black_box(nodes);
     start.elapsed()
+}
+
+/// `parse_only` run as a process of its own (this program, `--parse-only-once`).
+fn parse_only_process(corpus: &Path) -> Duration {
+    let me = std::env::current_exe().expect("this program's path");
+    let start = Instant::now();
+    let status =
+        Command::new(me).arg(PARSE_ONCE).arg(corpus).stdout(Stdio::null()).status().expect("run the parse-only pass");
+    let elapsed = start.elapsed();
+    assert!(status.success(), "the parse-only pass failed: {status}");
+    elapsed
 }
 
 fn lint(binary: &Path, corpus: &Path) -> Duration {
