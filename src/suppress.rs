@@ -84,12 +84,14 @@ fn code_pattern() -> &'static Regex {
 
 impl Suppressions {
     pub fn ignores_whole_file(source: &str) -> bool {
-        source.contains("ignore-file") && file_pattern().is_match(source)
+        crate::engine::text_test::contains(source, "ignore-file") && file_pattern().is_match(source)
     }
 
     /// Whether `source` may hold a suppression comment at all (a cheap text test).
     pub fn could_exist(source: &str) -> bool {
-        source.contains("oomlint") || source.contains("noqa") || source.contains("NOQA")
+        crate::engine::text_test::contains(source, "oomlint")
+            || crate::engine::text_test::contains(source, "noqa")
+            || crate::engine::text_test::contains(source, "NOQA")
     }
 
     pub fn parse(source: &str, root: Node) -> Suppressions {

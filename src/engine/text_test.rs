@@ -10,6 +10,13 @@
 //! regexes did: over diffusers' `examples/`, 1.5 ms against 2.1 for a call named like a
 //! network, 2.0 against 4.8 for a graph's source.
 
+/// Whether `text` holds `needle`: the rules' first tests of a whole file. A vectorised
+/// search reads a file several times faster than `str::contains`, and every file meets a
+/// dozen of these before anything is parsed.
+pub fn contains(text: &str, needle: &str) -> bool {
+    memchr::memmem::find(text.as_bytes(), needle.as_bytes()).is_some()
+}
+
 /// Whether `test`, a scan that compares ASCII letters case aside, holds of `text` as a
 /// case-insensitive Unicode regex would: Unicode's simple case folding also maps two
 /// characters to ASCII letters, the Kelvin sign to `k` and the long s to `s`. The text is

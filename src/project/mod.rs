@@ -136,19 +136,22 @@ impl Indexed {
     }
 
     fn summary(&self, path: &Path) -> &Arc<FileSummary> {
-        self.summary_or_from(path, None)
+        self.summary_or_from(path, None, None)
     }
 
     /// The summary, drawn from `linted`'s tree when that is this file's text parsed (the
     /// text a parse of the index's copy would give; a notebook's JSON never is), so that
-    /// a file's own lint does not parse it twice.
-    fn summary_or_from(&self, path: &Path, linted: Option<ParsedFile>) -> &Arc<FileSummary> {
+    /// a file's own lint does not parse it twice; else parsed, through `last` when given.
+    fn summary_or_from(&self, path: &Path, linted: Option<ParsedFile>, last: Option<&LastParse>) -> &Arc<FileSummary> {
         self.summary.get_or_init(|| {
             let text = self.text.as_deref().unwrap_or_default();
             let code = text.strip_prefix('\u{feff}').unwrap_or(text);
-            match linted {
-                Some(linted) if !is_notebook(path) && linted.source == code => {
+            match (linted, last) {
+                (Some(linted), _) if !is_notebook(path) && linted.source == code => {
                     Arc::new(summary::summarize(linted.source, linted.root))
+                }
+                (_, Some(last)) => {
+                    Arc::new(last.read(path, self.content, text, summary::summarize).unwrap_or_default())
                 }
                 _ => Arc::new(summarize_text(path, text).unwrap_or_default()),
             }
@@ -494,18 +497,19 @@ impl ProjectIndex {
         names.contains(first)
     }
 
-    /// What `function` (an index into the summary's functions) of `path` returns.
-    fn returns_of(&self, path: &Path, function: u32) -> TensorValue {
+    /// What `function` (an index into the summary's functions) of `path` returns, read
+    /// from the tree `last` kept when that is the file's (its summary was just read).
+    fn returns_of(&self, path: &Path, function: u32, last: &LastParse) -> TensorValue {
         let Some(file) = self.files.get(path) else { return TensorValue::Unknown };
         let returns = file.returns.get_or_init(|| {
             let text = match &file.text {
-                Some(text) => Some(text.to_string()),
+                Some(text) => Some(std::borrow::Cow::Borrowed(&**text)),
                 // The disk's text, if it is still the one summarised.
-                None => read_text(path).ok().filter(|text| content_hash(text) == file.content),
+                None => read_text(path).ok().filter(|text| content_hash(text) == file.content).map(Into::into),
             };
-            let read = |text: String| match file.text_is_code {
+            let read = |text: std::borrow::Cow<str>| match file.text_is_code {
                 true => crate::engine::parse(&text).map(|tree| summary::returned_values(&text, tree.root_node())),
-                false => parsed(path, &text, summary::returned_values).ok(),
+                false => last.read(path, file.content, &text, summary::returned_values).ok(),
             };
             text.and_then(read).unwrap_or_default()
         });
@@ -679,14 +683,54 @@ fn summarize_text(path: &Path, text: &str) -> Result<FileSummary, String> {
 
 /// `read` applied to one file's code (a notebook's code cells joined) and its tree.
 fn parsed<T>(path: &Path, text: &str, read: impl FnOnce(&str, tree_sitter::Node) -> T) -> Result<T, String> {
+    let (source, tree) = parse_file_text(path, text)?;
+    Ok(read(source.code(), tree.root_node()))
+}
+
+/// One file's text as the engine lints it (a notebook's code cells joined), and its tree.
+fn parse_file_text(path: &Path, text: &str) -> Result<(SourceKind, tree_sitter::Tree), String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let source = SourceKind::from_file_text(path, text)?;
     if let Some(reason) = source.skipped() {
         return Err(reason.to_string());
     }
-    let code = source.code();
-    let tree = crate::engine::parse(code).ok_or_else(|| "the parser gave up".to_string())?;
-    Ok(read(code, tree.root_node()))
+    let tree = crate::engine::parse(source.code()).ok_or_else(|| "the parser gave up".to_string())?;
+    Ok((source, tree))
+}
+
+/// The file last parsed to answer one lint's questions about other files, kept while
+/// that lint lasts (`resolve::Resolver`): what a callee returns is asked right after the
+/// callee's file is summarised to find it, and both are read from one parse, not two.
+#[derive(Default)]
+pub(crate) struct LastParse(std::cell::RefCell<Option<KeptParse>>);
+
+struct KeptParse {
+    path: PathBuf,
+    /// The hash of the text parsed (`content_hash`).
+    content: u64,
+    source: SourceKind,
+    tree: tree_sitter::Tree,
+}
+
+impl LastParse {
+    /// `parsed` for the file at `path` whose text (`text`) hashes to `content`, from the
+    /// tree kept when it is that file's, else from a new parse, which is kept instead.
+    fn read<T>(
+        &self,
+        path: &Path,
+        content: u64,
+        text: &str,
+        read: impl FnOnce(&str, tree_sitter::Node) -> T,
+    ) -> Result<T, String> {
+        let mut kept = self.0.borrow_mut();
+        if let Some(kept) = kept.as_ref().filter(|kept| kept.content == content && kept.path == path) {
+            return Ok(read(kept.source.code(), kept.tree.root_node()));
+        }
+        let (source, tree) = parse_file_text(path, text)?;
+        let answer = read(source.code(), tree.root_node());
+        *kept = Some(KeptParse { path: path.to_path_buf(), content, source, tree });
+        Ok(answer)
+    }
 }
 
 /// A hash of a file's text, to tell whether it changed: kept in memory only, so any
@@ -705,6 +749,24 @@ mod tests {
 
     fn losses(returned: &str) -> String {
         format!("def score(model, x):\n    loss = model(x).mean()\n    return {returned}\n")
+    }
+
+    /// A callee's file, parsed to find the callee, is read again for what it returns
+    /// from the same tree; another text of it is parsed anew.
+    #[test]
+    fn the_last_file_parsed_is_read_again_without_a_parse() {
+        let (path, text) = (Path::new("/p/losses.py"), losses("loss"));
+        let last = LastParse::default();
+        let root_of = |text: &str| last.read(path, content_hash(text), text, |code, root| (root.id(), code.len()));
+        let first = root_of(&text).expect("parses");
+        assert_eq!(root_of(&text), Ok(first), "the same tree");
+        let edited = losses("x");
+        let (root, length) = root_of(&edited).expect("parses");
+        assert_ne!(root, first.0, "a new tree for another text");
+        assert_eq!(length, edited.len());
+        // Another path with the same text is another file.
+        let other = last.read(Path::new("/p/other.py"), content_hash(&edited), &edited, |_, root| root.id());
+        assert_ne!(other, Ok(root));
     }
 
     /// What a callee returns is worked out only when asked, and from then on a change of
@@ -816,13 +878,13 @@ mod tests {
         let same = Indexed::lazy(Arc::from(text.as_str()));
         let tree = parse(&text);
         let linted = ParsedFile { path, source: &text, root: tree.root_node() };
-        assert_eq!(**same.summary_or_from(path, Some(linted)), from_parse);
+        assert_eq!(**same.summary_or_from(path, Some(linted), None), from_parse);
 
         let other_text = format!("{text}\n\ndef extra():\n    pass\n");
         let other_tree = parse(&other_text);
         let stale = Indexed::lazy(Arc::from(text.as_str()));
         let linted = ParsedFile { path, source: &other_text, root: other_tree.root_node() };
-        let summary = stale.summary_or_from(path, Some(linted));
+        let summary = stale.summary_or_from(path, Some(linted), None);
         assert_eq!(**summary, from_parse);
         assert!(summary.functions.iter().all(|f| &*f.name != "extra"));
     }

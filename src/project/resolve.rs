@@ -2,8 +2,8 @@
 //! Everything is computed on demand from the summaries; one `Resolver` memoises the
 //! answers of one question.
 
-use super::ProjectIndex;
 use super::summary::{Definition, FileSummary, FunctionSummary, Site};
+use super::{LastParse, ProjectIndex};
 use crate::diagnostic::Related;
 use crate::engine::facts::cross_file::{Callers, ParsedFile};
 use crate::engine::facts::grad_mode::GradSwitch;
@@ -31,12 +31,14 @@ pub(super) struct Resolver<'i> {
     runs_disabled: RefCell<HashMap<(&'i Path, u32), Option<bool>>>,
     /// The file whose lint asks, as parsed there, under its normalised path.
     linted: Option<(PathBuf, ParsedFile<'i>)>,
+    /// The other file this lint parsed last (see `LastParse`).
+    last_parse: LastParse,
 }
 
 impl<'i> Resolver<'i> {
     pub(super) fn new(index: &'i ProjectIndex, linted: Option<ParsedFile<'i>>) -> Resolver<'i> {
         let linted = linted.map(|parsed| (super::normalize(parsed.path), parsed));
-        Resolver { index, runs_disabled: RefCell::new(HashMap::new()), linted }
+        Resolver { index, runs_disabled: RefCell::new(HashMap::new()), linted, last_parse: LastParse::default() }
     }
 
     pub(super) fn index(&self) -> &'i ProjectIndex {
@@ -46,7 +48,7 @@ impl<'i> Resolver<'i> {
     fn file(&self, path: &Path) -> Option<(&'i Path, &'i FileSummary)> {
         let (path, file) = self.index.files.get_key_value(path)?;
         let linted = self.linted.as_ref().filter(|(linted, _)| linted == path).map(|(_, parsed)| *parsed);
-        Some((path.as_path(), &**file.summary_or_from(path, linted)))
+        Some((path.as_path(), &**file.summary_or_from(path, linted, Some(&self.last_parse))))
     }
 
     fn function(&self, path: &'i Path, function: u32) -> Option<&'i FunctionSummary> {
@@ -120,7 +122,7 @@ impl<'i> Resolver<'i> {
             return None;
         }
         let summary = self.function(file, function)?;
-        let returns = self.index.returns_of(file, function);
+        let returns = self.index.returns_of(file, function, &self.last_parse);
         let what = match returns {
             TensorValue::Attached => "returns a tensor attached to its autograd graph",
             TensorValue::Detached => "returns values detached from any graph",

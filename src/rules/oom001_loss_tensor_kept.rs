@@ -46,7 +46,7 @@ pub(super) const MODULE_WIDE_WORDS: &[&str] = &["backward", "backprop"];
 /// by hand (`engine::facts::tensors`) are found through the names of the functions
 /// called and the module-level code, which an editor's partial relint covers.
 pub(super) fn names_autograd(source: &str) -> bool {
-    ["torch", "lightning", "backward"].iter().any(|word| source.contains(word))
+    ["torch", "lightning", "backward"].iter().any(|word| crate::engine::text_test::contains(source, word))
 }
 
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {

@@ -29,7 +29,7 @@ pub static RULE: Rule = Rule {
     query: FILES.0,
     // A network of any name counts once it is put in eval mode (`G_AB.eval()`).
     could_match: |source| {
-        (heuristics::mentions_forward_call(source) || source.contains(".eval()"))
+        (heuristics::mentions_forward_call(source) || crate::engine::text_test::contains(source, ".eval()"))
             && heuristics::mentions_evaluation(source)
     },
     reads_project: true,

@@ -22,7 +22,7 @@ pub static RULE: Rule = Rule {
     fix_title: "Bind the loop variable as a default argument (`lambda x, layer=layer: ...`)",
     docs: FILES.1,
     query: FILES.0,
-    could_match: |source| source.contains("checkpoint"),
+    could_match: |source| crate::engine::text_test::contains(source, "checkpoint"),
     reads_project: false,
     check: Check::Query(check),
 };

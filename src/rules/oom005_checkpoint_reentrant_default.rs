@@ -28,7 +28,7 @@ pub static RULE: Rule = Rule {
 /// A call spelled `checkpoint(` / `checkpoint_sequential(` in a file that names torch (it
 /// must import or spell out `torch.utils.checkpoint`).
 fn could_call_checkpoint(source: &str) -> bool {
-    source.contains("torch")
+    crate::engine::text_test::contains(source, "torch")
         && crate::engine::text_test::some_call(source, |before| {
             before.ends_with("checkpoint") || before.ends_with("checkpoint_sequential")
         })

@@ -34,7 +34,7 @@ pub static RULE: Rule = Rule {
     fix_title: "Call `empty_cache()` once, outside the loop",
     docs: FILES.1,
     query: FILES.0,
-    could_match: |source| source.contains("empty_cache"),
+    could_match: |source| crate::engine::text_test::contains(source, "empty_cache"),
     reads_project: false,
     check: Check::Query(check),
 };

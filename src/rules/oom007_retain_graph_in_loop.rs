@@ -25,7 +25,7 @@ pub static RULE: Rule = Rule {
     fix_title: "Remove `retain_graph=True`",
     docs: FILES.1,
     query: FILES.0,
-    could_match: |source| source.contains("retain_graph"),
+    could_match: |source| crate::engine::text_test::contains(source, "retain_graph"),
     reads_project: false,
     check: Check::Query(check),
 };

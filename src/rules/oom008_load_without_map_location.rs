@@ -37,10 +37,10 @@ pub static RULE: Rule = Rule {
 /// `torch.load(` spelled out, `load` imported from torch, or `T.load(` after
 /// `import torch as T`: most files that merely say `load(` (`json.load`) skip the parse.
 fn could_call_torch_load(source: &str) -> bool {
-    if !source.contains("load") || !source.contains("torch") {
+    if !text_test::contains(source, "load") || !text_test::contains(source, "torch") {
         return false;
     }
-    source.contains("torch.load") || scans::imports_torch_load(source)
+    text_test::contains(source, "torch.load") || scans::imports_torch_load(source)
 }
 
 /// A round trip in one process: bytes in memory (`io.BytesIO(...)`, a parameter typed

@@ -33,7 +33,7 @@ pub static RULE: Rule = Rule {
     fix_title: "Move the assignment above the first CUDA use",
     docs: FILES.1,
     query: FILES.0,
-    could_match: |source| source.contains("_ALLOC_CONF"),
+    could_match: |source| crate::engine::text_test::contains(source, "_ALLOC_CONF"),
     reads_project: false,
     check: Check::Query(check),
 };

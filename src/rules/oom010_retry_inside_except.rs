@@ -27,7 +27,7 @@ pub static RULE: Rule = Rule {
     docs: FILES.1,
     query: FILES.0,
     could_match: |source| {
-        source.contains("except") && (source.contains("OutOfMemory") || source.contains("out of memory"))
+        crate::engine::text_test::contains(source, "except") && (crate::engine::text_test::contains(source, "OutOfMemory") || crate::engine::text_test::contains(source, "out of memory"))
     },
     reads_project: false,
     check: Check::Query(check),

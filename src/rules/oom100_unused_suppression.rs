@@ -31,8 +31,8 @@ pub static RULE: Rule = Rule {
 /// other linters' `noqa` comments alone are not parsed for this rule.
 fn could_report(source: &str) -> bool {
     static NOQA_OOM: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    source.contains("oomlint")
-        || ((source.contains("noqa") || source.contains("NOQA"))
+    crate::engine::text_test::contains(source, "oomlint")
+        || ((crate::engine::text_test::contains(source, "noqa") || crate::engine::text_test::contains(source, "NOQA"))
             && NOQA_OOM
                 .get_or_init(|| regex::Regex::new(r"(?i)noqa[ \t]*:[^\n]*oom[0-9]").expect("valid regex"))
                 .is_match(source))
