@@ -75,12 +75,21 @@ pub fn is_word_character(c: char) -> bool {
     if c.is_ascii() { c.is_ascii_alphanumeric() || c == '_' } else { regex_syntax::is_word_character(c) }
 }
 
-/// Whether `word`, a short text, holds one of `needles` (lowercase ASCII),
-/// case-insensitively.
+/// Whether `word`, a short text, holds one of `needles` (lowercase ASCII, not empty),
+/// case-insensitively. One pass over the word, comparing a needle only where its first
+/// letter is: asked of every spelling of a file, where trying each needle at each place
+/// cost four times as much.
 pub fn holds_ignore_case(word: &str, needles: &[&str]) -> bool {
-    needles
-        .iter()
-        .any(|needle| word.as_bytes().windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle.as_bytes())))
+    let bytes = word.as_bytes();
+    (0..bytes.len()).any(|at| {
+        let (first, rest) = (bytes[at].to_ascii_lowercase(), &bytes[at..]);
+        needles.iter().any(|needle| {
+            let needle = needle.as_bytes();
+            needle.first() == Some(&first)
+                && rest.len() >= needle.len()
+                && rest[..needle.len()].eq_ignore_ascii_case(needle)
+        })
+    })
 }
 
 /// A search for any of `needles` (ASCII), case-insensitively: a few microseconds to
@@ -140,6 +149,31 @@ pub fn word_then_on_line(text: &str, word: &str, then: &str) -> bool {
 pub(crate) mod tests {
     use super::*;
     use regex::Regex;
+
+    /// `holds_ignore_case` answers as a byte regex of its needles, ASCII case aside, over
+    /// words built from pieces: needles cut short, at either end, in mixed case, next to
+    /// non-ASCII letters (whose bytes are no ASCII letter's, the Kelvin sign among them).
+    #[test]
+    fn a_word_holds_a_needle_as_a_regex_finds_it() {
+        let needles = ["val", "test", "predict", "infer", "holdout", "v"];
+        let pieces =
+            ["", "VAL", "va", "Te", "sT", "tEST", "predic", "t", "INFER", "_", "hold", "OUT", "é", "\u{212A}", "x"];
+        for needles in [&needles[..5], &needles[..], &needles[1..2]] {
+            let regex = regex::bytes::Regex::new(&format!("(?i-u){}", needles.join("|"))).unwrap();
+            let mut held = 0;
+            for a in pieces {
+                for b in pieces {
+                    for c in pieces {
+                        let word = format!("{a}{b}{c}");
+                        let expected = regex.is_match(word.as_bytes());
+                        assert_eq!(holds_ignore_case(&word, needles), expected, "{word:?} {needles:?}");
+                        held += usize::from(expected);
+                    }
+                }
+            }
+            assert!(held > 100 && held < pieces.len().pow(3), "both answers are tried");
+        }
+    }
 
     /// Texts that tell the scans from their regexes apart if anything does: spaces of
     /// every kind before `(`, word characters beyond ASCII, the two non-ASCII letters
