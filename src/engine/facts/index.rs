@@ -80,16 +80,41 @@ fn identifiers_at<'t>(statements: &[Node<'t>], positions: &[usize], len: usize) 
 /// short.
 struct Spellings<'t> {
     /// Each spelling's number, in the order first met.
-    numbers: HashMap<&'t str, u32>,
+    numbers: HashMap<Spelling<'t>, u32>,
     /// By number: where the spelling's identifiers lie in `identifiers`.
     places: Vec<Range<u32>>,
     identifiers: Vec<Node<'t>>,
 }
 
+/// A name as a key of `Spellings`: hashed from its length and a few loads of its bytes
+/// (its first and last eight, or four, or three single bytes of a shorter one), where a
+/// `str` feeds the hasher its bytes and then a terminator. Every identifier of a file is
+/// hashed into the table, and most names are short; names alike in the bytes read are
+/// told apart by comparing them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Spelling<'t>(&'t str);
+
+impl std::hash::Hash for Spelling<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let bytes = self.0.as_bytes();
+        let n = bytes.len();
+        let eight = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"));
+        let four = |at: usize| u64::from(u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes")));
+        let (first, last) = match n {
+            8.. => (eight(0), eight(n - 8)),
+            4..8 => (four(0) | four(n - 4) << 32, 0),
+            1..4 => (u64::from(bytes[0]) | u64::from(bytes[n / 2]) << 8 | u64::from(bytes[n - 1]) << 16, 0),
+            0 => (0, 0),
+        };
+        state.write_u64(first ^ (n as u64).rotate_right(8));
+        state.write_u64(last);
+    }
+}
+
 impl<'t> Spellings<'t> {
     /// The identifiers spelled `name`, in document order.
     fn get(&self, name: &str) -> &[Node<'t>] {
-        self.numbers.get(name).map_or(&[], |&number| self.of(number))
+        self.numbers.get(&Spelling(name)).map_or(&[], |&number| self.of(number))
     }
 
     fn of(&self, number: u32) -> &[Node<'t>] {
@@ -98,12 +123,12 @@ impl<'t> Spellings<'t> {
     }
 
     fn contains(&self, name: &str) -> bool {
-        self.numbers.contains_key(name)
+        self.numbers.contains_key(&Spelling(name))
     }
 
     /// Each spelling with its identifiers.
     fn iter(&self) -> impl Iterator<Item = (&'t str, &[Node<'t>])> + '_ {
-        self.numbers.iter().map(|(name, &number)| (*name, self.of(number)))
+        self.numbers.iter().map(|(name, &number)| (name.0, self.of(number)))
     }
 }
 
@@ -722,7 +747,7 @@ fn by_spelling<'t>(identifiers: &[Node<'t>], source: &'t str) -> Spellings<'t> {
             && !bytes.get(range.end).is_some_and(is_word);
         if whole_word {
             let next = counts.len() as u32;
-            let number = *numbers.entry(&source[range]).or_insert(next);
+            let number = *numbers.entry(Spelling(&source[range])).or_insert(next);
             if number == next {
                 counts.push(0);
             }
@@ -869,6 +894,7 @@ class Net:
         return self.model(x)
 a€ = model
 model = Net()
+abcdefgh_1_ijklmnop = abcdefgh_2_ijklmnop
 ";
 
     fn walked<'t>(root: Node<'t>, ranges: Option<&[Range<usize>]>, depth: u32) -> Option<Vec<Node<'t>>> {
@@ -920,6 +946,11 @@ model = Net()
         assert!(identifiers.iter().any(|n| tree::text(*n, SOURCE) == "a"));
         assert!(from_walk.occurrences("a").is_empty());
         assert_eq!(from_walk.occurrences("model").len(), 11);
+        // Long names alike in all but their middle bytes (which the table's hash does not
+        // read) are two spellings.
+        for name in ["abcdefgh_1_ijklmnop", "abcdefgh_2_ijklmnop"] {
+            assert_eq!(from_walk.occurrences(name).len(), 1, "{name}");
+        }
     }
 
     /// The loops found from their keywords are those a walk of the function finds, in
