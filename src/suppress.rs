@@ -8,6 +8,7 @@
 //! the comments themselves (`Check::Suppressions`) in the engine's suppression stage.
 
 use crate::diagnostic::{Diagnostic, TextRange};
+use crate::engine::text_test;
 use crate::engine::tree::KindName;
 use crate::source::LineIndex;
 use regex::Regex;
@@ -84,14 +85,12 @@ fn code_pattern() -> &'static Regex {
 
 impl Suppressions {
     pub fn ignores_whole_file(source: &str) -> bool {
-        crate::engine::text_test::contains(source, "ignore-file") && file_pattern().is_match(source)
+        text_test::contains(source, "ignore-file") && file_pattern().is_match(source)
     }
 
     /// Whether `source` may hold a suppression comment at all (a cheap text test).
     pub fn could_exist(source: &str) -> bool {
-        crate::engine::text_test::contains(source, "oomlint")
-            || crate::engine::text_test::contains(source, "noqa")
-            || crate::engine::text_test::contains(source, "NOQA")
+        text_test::contains_any(source, &["oomlint", "noqa", "NOQA"])
     }
 
     pub fn parse(source: &str, root: Node) -> Suppressions {

@@ -17,6 +17,11 @@ pub fn contains(text: &str, needle: &str) -> bool {
     memchr::memmem::find(text.as_bytes(), needle.as_bytes()).is_some()
 }
 
+/// Whether `text` holds one of `needles` (`contains` of each, in turn).
+pub fn contains_any(text: &str, needles: &[&str]) -> bool {
+    needles.iter().any(|needle| contains(text, needle))
+}
+
 /// Whether `test`, a scan that compares ASCII letters case aside, holds of `text` as a
 /// case-insensitive Unicode regex would: Unicode's simple case folding also maps two
 /// characters to ASCII letters, the Kelvin sign to `k` and the long s to `s`. The text is

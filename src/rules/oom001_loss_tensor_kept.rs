@@ -3,6 +3,7 @@
 use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
+use crate::engine::text_test;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::heuristics;
 use crate::engine::facts::index::{Binding, BindingKind, target_names};
@@ -46,7 +47,7 @@ pub(super) const MODULE_WIDE_WORDS: &[&str] = &["backward", "backprop"];
 /// by hand (`engine::facts::tensors`) are found through the names of the functions
 /// called and the module-level code, which an editor's partial relint covers.
 pub(super) fn names_autograd(source: &str) -> bool {
-    ["torch", "lightning", "backward"].iter().any(|word| crate::engine::text_test::contains(source, word))
+    text_test::contains_any(source, &["torch", "lightning", "backward"])
 }
 
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {

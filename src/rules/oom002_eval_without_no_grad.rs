@@ -3,6 +3,7 @@
 use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
+use crate::engine::text_test;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::heuristics;
 use crate::engine::facts::tensors::GRAPH_KEEPING_METHODS;
@@ -29,7 +30,7 @@ pub static RULE: Rule = Rule {
     query: FILES.0,
     // A network of any name counts once it is put in eval mode (`G_AB.eval()`).
     could_match: |source| {
-        (heuristics::mentions_forward_call(source) || crate::engine::text_test::contains(source, ".eval()"))
+        (heuristics::mentions_forward_call(source) || text_test::contains(source, ".eval()"))
             && heuristics::mentions_evaluation(source)
     },
     reads_project: true,

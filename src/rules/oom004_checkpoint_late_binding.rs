@@ -3,6 +3,7 @@
 use crate::engine::field;
 use super::{Check, Cost, Evidence, Rule, rule_files};
 use crate::diagnostic::Severity;
+use crate::engine::text_test;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::index::{BindingKind, target_names};
 use crate::engine::tree::{self, KindName};
@@ -22,7 +23,7 @@ pub static RULE: Rule = Rule {
     fix_title: "Bind the loop variable as a default argument (`lambda x, layer=layer: ...`)",
     docs: FILES.1,
     query: FILES.0,
-    could_match: |source| crate::engine::text_test::contains(source, "checkpoint"),
+    could_match: |source| text_test::contains(source, "checkpoint"),
     reads_project: false,
     check: Check::Query(check),
 };

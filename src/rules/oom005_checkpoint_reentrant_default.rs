@@ -3,6 +3,7 @@
 
 use super::{Check, Cost, Evidence, Rule, rule_files};
 use crate::diagnostic::Severity;
+use crate::engine::text_test;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::tree::{self, KindName};
 use crate::fix::edits::append_argument;
@@ -28,8 +29,8 @@ pub static RULE: Rule = Rule {
 /// A call spelled `checkpoint(` / `checkpoint_sequential(` in a file that names torch (it
 /// must import or spell out `torch.utils.checkpoint`).
 fn could_call_checkpoint(source: &str) -> bool {
-    crate::engine::text_test::contains(source, "torch")
-        && crate::engine::text_test::some_call(source, |before| {
+    text_test::contains(source, "torch")
+        && text_test::some_call(source, |before| {
             before.ends_with("checkpoint") || before.ends_with("checkpoint_sequential")
         })
 }

@@ -4,6 +4,7 @@
 use crate::engine::field;
 use super::{Check, Cost, DeviceMeasure, Rule, rule_files};
 use crate::diagnostic::Severity;
+use crate::engine::text_test;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::Facts;
 use crate::engine::facts::heuristics::{is_forward_method_name, words};
@@ -34,7 +35,7 @@ pub static RULE: Rule = Rule {
     fix_title: "Call `empty_cache()` once, outside the loop",
     docs: FILES.1,
     query: FILES.0,
-    could_match: |source| crate::engine::text_test::contains(source, "empty_cache"),
+    could_match: |source| text_test::contains(source, "empty_cache"),
     reads_project: false,
     check: Check::Query(check),
 };

@@ -4,6 +4,7 @@
 use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::{Severity, TextRange};
+use crate::engine::text_test;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::tree::{self, KindName};
 use crate::fix::{Applicability, Edit, Fix};
@@ -25,7 +26,7 @@ pub static RULE: Rule = Rule {
     fix_title: "Remove `retain_graph=True`",
     docs: FILES.1,
     query: FILES.0,
-    could_match: |source| crate::engine::text_test::contains(source, "retain_graph"),
+    could_match: |source| text_test::contains(source, "retain_graph"),
     reads_project: false,
     check: Check::Query(check),
 };

@@ -6,6 +6,7 @@
 use crate::engine::field;
 use super::{Check, Cost, DeviceMeasure, Rule, rule_files};
 use crate::diagnostic::{Severity, TextRange};
+use crate::engine::text_test;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::Facts;
 use crate::engine::facts::index::BindingKind;
@@ -33,7 +34,7 @@ pub static RULE: Rule = Rule {
     fix_title: "Move the assignment above the first CUDA use",
     docs: FILES.1,
     query: FILES.0,
-    could_match: |source| crate::engine::text_test::contains(source, "_ALLOC_CONF"),
+    could_match: |source| text_test::contains(source, "_ALLOC_CONF"),
     reads_project: false,
     check: Check::Query(check),
 };

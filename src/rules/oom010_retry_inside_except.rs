@@ -4,6 +4,7 @@
 use crate::engine::field;
 use super::{Check, Cost, Figure, Rule, rule_files};
 use crate::diagnostic::Severity;
+use crate::engine::text_test;
 use crate::engine::checker::{Checker, Match};
 use crate::engine::facts::heuristics::words;
 use crate::engine::facts::out_of_memory::catches_out_of_memory;
@@ -27,7 +28,8 @@ pub static RULE: Rule = Rule {
     docs: FILES.1,
     query: FILES.0,
     could_match: |source| {
-        crate::engine::text_test::contains(source, "except") && (crate::engine::text_test::contains(source, "OutOfMemory") || crate::engine::text_test::contains(source, "out of memory"))
+        text_test::contains(source, "except")
+            && text_test::contains_any(source, &["OutOfMemory", "out of memory"])
     },
     reads_project: false,
     check: Check::Query(check),

@@ -28,7 +28,8 @@ pub static RULE: Rule = Rule {
     docs: FILES.1,
     query: FILES.0,
     could_match: |source| {
-        text_test::contains(source, "backward") && (heuristics::mentions_forward_call(source) || mentions_recurrent_call(source))
+        text_test::contains(source, "backward")
+            && (heuristics::mentions_forward_call(source) || mentions_recurrent_call(source))
     },
     reads_project: false,
     check: Check::Query(check),

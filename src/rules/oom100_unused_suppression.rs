@@ -4,6 +4,7 @@
 
 use super::{Check, Cost, Rule, rule_files};
 use crate::diagnostic::{Diagnostic, Severity, TextRange};
+use crate::engine::text_test;
 use crate::fix::{Edit, Fix};
 use crate::suppress::{CodeStatus, Directive, Spelling, Suppressions};
 use std::collections::HashSet;
@@ -31,8 +32,8 @@ pub static RULE: Rule = Rule {
 /// other linters' `noqa` comments alone are not parsed for this rule.
 fn could_report(source: &str) -> bool {
     static NOQA_OOM: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    crate::engine::text_test::contains(source, "oomlint")
-        || ((crate::engine::text_test::contains(source, "noqa") || crate::engine::text_test::contains(source, "NOQA"))
+    text_test::contains(source, "oomlint")
+        || (text_test::contains_any(source, &["noqa", "NOQA"])
             && NOQA_OOM
                 .get_or_init(|| regex::Regex::new(r"(?i)noqa[ \t]*:[^\n]*oom[0-9]").expect("valid regex"))
                 .is_match(source))
