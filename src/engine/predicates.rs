@@ -52,15 +52,16 @@ impl HostPredicate {
         }
     }
 
-    /// Whether the predicate holds for a capture whose ancestors (innermost first) are
-    /// `ancestors`.
-    pub fn holds<'t>(&self, ancestors: impl Iterator<Item = Node<'t>>, source: &str) -> bool {
-        let mut ancestors = tree::up_to_function(ancestors);
+    /// Whether the predicate holds for a capture whose ancestors (innermost first, each
+    /// with its kind) are `ancestors`.
+    pub fn holds<'t>(&self, ancestors: impl Iterator<Item = (Node<'t>, u16)>, source: &str) -> bool {
+        let mut ancestors = tree::up_to_function_kinds(ancestors);
         match self {
-            HostPredicate::HasAncestor { kinds, .. } => ancestors.any(|a| kinds.contains(a)),
-            HostPredicate::NotHasAncestor { kinds, .. } => !ancestors.any(|a| kinds.contains(a)),
-            HostPredicate::HasAncestorMatching { kind, header, .. } => ancestors
-                .any(|a| kind.contains(a) && header.is_match(tree::text(a, source).lines().next().unwrap_or(""))),
+            HostPredicate::HasAncestor { kinds, .. } => ancestors.any(|(_, kind)| kinds.contains_id(kind)),
+            HostPredicate::NotHasAncestor { kinds, .. } => !ancestors.any(|(_, kind)| kinds.contains_id(kind)),
+            HostPredicate::HasAncestorMatching { kind, header, .. } => ancestors.any(|(a, a_kind)| {
+                kind.contains_id(a_kind) && header.is_match(tree::text(a, source).lines().next().unwrap_or(""))
+            }),
         }
     }
 }

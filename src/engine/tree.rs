@@ -505,14 +505,21 @@ pub fn ancestors_in_function(node: Node) -> impl Iterator<Item = Node> {
 
 /// `ancestors` (innermost first) up to and including the first function among them.
 pub fn up_to_function<'t>(ancestors: impl Iterator<Item = Node<'t>>) -> impl Iterator<Item = Node<'t>> {
+    up_to_function_kinds(ancestors.map(|n| (n, n.kind_id()))).map(|(n, _)| n)
+}
+
+/// `up_to_function` of ancestors given with their kinds.
+pub fn up_to_function_kinds<'t>(
+    ancestors: impl Iterator<Item = (Node<'t>, u16)>,
+) -> impl Iterator<Item = (Node<'t>, u16)> {
     static FUNCTIONS: std::sync::OnceLock<KindSet> = std::sync::OnceLock::new();
     let functions = FUNCTIONS.get_or_init(|| KindSet::of(&["function_definition", "lambda"]).expect("Python kinds"));
     let mut done = false;
-    ancestors.take_while(move |n| {
+    ancestors.take_while(move |&(_, kind)| {
         if done {
             return false;
         }
-        done = functions.contains(*n);
+        done = functions.contains_id(kind);
         true
     })
 }

@@ -61,7 +61,7 @@ impl Matches<'_> {
         };
         let mut whole = true;
         // The nodes the walk is inside of, outermost first.
-        let mut path: Vec<Node<'t>> = Vec::new();
+        let mut path: Vec<(Node<'t>, u16)> = Vec::new();
         // The children of each node of `path`, one list after another, and per node where
         // its list lies and the next child to visit: each node's children are listed once,
         // for the patterns tried at it and for the walk's way down.
@@ -89,69 +89,74 @@ impl Matches<'_> {
             if statement.is_some() {
                 parents.visit(node);
             }
-            if identifier.contains_id(kind) {
+            // A name is a leaf where, in most files, no pattern starts: gathered, and the
+            // walk goes on to the next node (a third of the nodes it meets are names).
+            let name = identifier.contains_id(kind);
+            if name {
                 identifiers.push(node);
             }
-            let inside = self.ranges.is_none_or(|ranges| ranges.iter().any(|range| intersects(node, range)));
-            let candidates = match starts.get(kind as usize) {
-                Some(true) => &self.patterns.by_root[kind as usize][..],
-                _ => &[][..],
-            };
-            let descends = inside && depth < self.max_start_depth;
-            let first = listed.len();
-            // A pattern tried above may have listed this node's children already.
-            match known.take(node) {
-                Some(children) if descends => listed.extend_from_slice(&children),
-                // Every child where a pattern starts; elsewhere those the walk may go into
-                // or a pattern start at: the named ones and any with children, and the
-                // anonymous tokens too when some pattern starts at one. A token is a leaf
-                // no pattern starts at: a third of a tree's nodes (brackets, commas,
-                // operators), which a walk of every node would visit for nothing.
-                _ if descends => {
-                    children::list(node, !candidates.is_empty() || self.patterns.roots_anonymous, &mut listed)
-                }
-                _ => {}
-            }
-            if inside && !candidates.is_empty() {
-                // Every child, with its field, where the walk goes on below (see above).
-                let tried = Tried { root: node, root_children: descends.then(|| &listed[first..]), lists: &known };
-                for &index in candidates {
-                    let pattern = &self.patterns.patterns[index as usize];
-                    if !active.get(pattern.rule).copied().unwrap_or(false)
-                        || !tried.root_children.is_none_or(|children| pattern.may_match(children))
-                        || !texts.one_inside(&pattern.required, node)
-                    {
-                        continue;
+            if !name || starts.get(kind as usize) == Some(&true) {
+                let inside = self.ranges.is_none_or(|ranges| ranges.iter().any(|range| intersects(node, range)));
+                let candidates = match starts.get(kind as usize) {
+                    Some(true) => &self.patterns.by_root[kind as usize][..],
+                    _ => &[][..],
+                };
+                let descends = inside && depth < self.max_start_depth;
+                let first = listed.len();
+                // A pattern tried above may have listed this node's children already.
+                match known.take(node) {
+                    Some(children) if descends => listed.extend_from_slice(&children),
+                    // Every child where a pattern starts; elsewhere those the walk may go into
+                    // or a pattern start at: the named ones and any with children, and the
+                    // anonymous tokens too when some pattern starts at one. A token is a leaf
+                    // no pattern starts at: a third of a tree's nodes (brackets, commas,
+                    // operators), which a walk of every node would visit for nothing.
+                    _ if descends => {
+                        children::list(node, !candidates.is_empty() || self.patterns.roots_anonymous, &mut listed)
                     }
-                    match_node(&pattern.root, node, kind, &tried, &mut captures, &mut |captures| {
-                        if !seen.contains(&*captures) && pattern.text.iter().all(|p| p.holds(captures, source)) {
-                            seen.push(captures.clone());
+                    _ => {}
+                }
+                if inside && !candidates.is_empty() {
+                    // Every child, with its field, where the walk goes on below (see above).
+                    let tried = Tried { root: node, root_children: descends.then(|| &listed[first..]), lists: &known };
+                    for &index in candidates {
+                        let pattern = &self.patterns.patterns[index as usize];
+                        if !active.get(pattern.rule).copied().unwrap_or(false)
+                            || !tried.root_children.is_none_or(|children| pattern.may_match(children))
+                            || !texts.one_inside(&pattern.required, node)
+                        {
+                            continue;
                         }
-                    });
-                    for captures in seen.drain(..) {
-                        found(
-                            index as usize,
-                            captures,
-                            &Ancestry { root: node, above: &path, root_children: tried.root_children },
-                        );
+                        match_node(&pattern.root, node, kind, &tried, &mut captures, &mut |captures| {
+                            if !seen.contains(&*captures) && pattern.text.iter().all(|p| p.holds(captures, source)) {
+                                seen.push(captures.clone());
+                            }
+                        });
+                        for captures in seen.drain(..) {
+                            found(
+                                index as usize,
+                                captures,
+                                &Ancestry { root: (node, kind), above: &path, root_children: tried.root_children },
+                            );
+                        }
                     }
                 }
-            }
-            if listed.len() > first {
-                if statement.is_some() {
-                    parents.descend(node);
+                if listed.len() > first {
+                    if statement.is_some() {
+                        parents.descend(node);
+                    }
+                    path.push((node, kind));
+                    frames.push((first, listed.len(), first + 1));
+                    (node, kind) = (listed[first].node, listed[first].kind);
+                    continue;
                 }
-                path.push(node);
-                frames.push((first, listed.len(), first + 1));
-                (node, kind) = (listed[first].node, listed[first].kind);
-                continue;
-            }
-            let leaf = if descends { true } else { node.child_count() == 0 };
-            if inside {
-                whole &= leaf;
-            }
-            if let Some((_, whole)) = statement.as_mut() {
-                *whole &= leaf;
+                let leaf = if descends { true } else { node.child_count() == 0 };
+                if inside {
+                    whole &= leaf;
+                }
+                if let Some((_, whole)) = statement.as_mut() {
+                    *whole &= leaf;
+                }
             }
             loop {
                 let Some((first, end, next)) = frames.last_mut() else { break 'walk };
@@ -250,9 +255,11 @@ impl<'a> RequiredTexts<'a> {
 /// the walk knows the way up without asking the tree (which descends from its root for
 /// each parent) or a parent index.
 pub struct Ancestry<'a, 't> {
-    root: Node<'t>,
-    /// The root's ancestors, outermost first.
-    above: &'a [Node<'t>],
+    /// The root, with its kind.
+    root: (Node<'t>, u16),
+    /// The root's ancestors, outermost first, each with its kind (known to the walk, where
+    /// asking the tree is a call into it per ancestor).
+    above: &'a [(Node<'t>, u16)],
     /// The root's children, when the walk listed them: the captures the host predicates
     /// ask about are mostly among them (a call's callee).
     root_children: Option<&'a [Child<'t>]>,
@@ -260,12 +267,12 @@ pub struct Ancestry<'a, 't> {
 
 impl<'t> Ancestry<'_, 't> {
     /// The ancestors of `node`, a node of the match (the root or below it), innermost
-    /// first.
-    pub fn of(&self, node: Node<'t>) -> impl Iterator<Item = Node<'t>> + '_ {
+    /// first, each with its kind.
+    pub fn of(&self, node: Node<'t>) -> impl Iterator<Item = (Node<'t>, u16)> + '_ {
         let child_of_root = self.root_children.is_some_and(|c| c.iter().any(|c| c.node.id() == node.id()));
         // From the root down to `node`'s parent: a few levels, a pattern's depth.
         let mut inside = Vec::new();
-        let mut at = if child_of_root { node } else { self.root };
+        let mut at = if child_of_root { node } else { self.root.0 };
         let first = child_of_root.then_some(self.root);
         while at.id() != node.id() {
             inside.push(at);
@@ -282,7 +289,8 @@ impl<'t> Ancestry<'_, 't> {
             inside.reverse();
             &[][..]
         };
-        first.into_iter().chain(inside.into_iter().rev()).chain(above.iter().rev().copied())
+        let inside = inside.into_iter().rev().map(|n| (n, n.kind_id()));
+        first.into_iter().chain(inside).chain(above.iter().rev().copied())
     }
 }
 
@@ -356,6 +364,9 @@ struct Tried<'a, 't> {
 #[derive(Default)]
 pub(super) struct KnownChildren<'t> {
     lists: RefCell<Vec<(Node<'t>, Rc<[Child<'t>]>)>>,
+    /// Where a list is made before it is copied into its shared one: kept from list to
+    /// list, so each costs one allocation, not a growing list and then its copy.
+    scratch: RefCell<Vec<Child<'t>>>,
 }
 
 impl<'t> KnownChildren<'t> {
@@ -363,9 +374,10 @@ impl<'t> KnownChildren<'t> {
         if let Some((_, known)) = self.lists.borrow().iter().find(|(known, _)| known.id() == node.id()) {
             return known.clone();
         }
-        let mut found = Vec::new();
-        children::list(node, true, &mut found);
-        let found: Rc<[Child<'t>]> = found.into();
+        let mut scratch = self.scratch.borrow_mut();
+        scratch.clear();
+        children::list(node, true, &mut scratch);
+        let found: Rc<[Child<'t>]> = Rc::from(&scratch[..]);
         self.lists.borrow_mut().push((node, found.clone()));
         found
     }
