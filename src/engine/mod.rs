@@ -288,9 +288,11 @@ impl Engine {
             return FileReport::default();
         }
         let parsed;
+        // A file another file's lint asked about may have been parsed for that already.
+        let taken = || settings.project.as_ref().and_then(|project| project.0.take_parse(path, source));
         let (tree, unclosed) = match tree {
             Some(tree) => (tree, syntax::unclosed_brackets(source)),
-            None => match parse_finding_unclosed_brackets(source) {
+            None => match taken().or_else(|| parse_finding_unclosed_brackets(source)) {
                 Some((tree, unclosed)) => {
                     parsed = tree;
                     (&parsed, unclosed)

@@ -51,6 +51,10 @@ pub struct ProjectIndex {
     /// `may_import_project_file`), read the first time it is asked; forgotten when a path
     /// comes or goes.
     path_names: OnceLock<HashSet<String>>,
+    /// Parses of files made to answer other files' questions, waiting for the files' own
+    /// lints (see `ParseShelf`): kept only by an index of files read lazily for one
+    /// `check`, which lints each of them once.
+    parses: Option<ParseShelf>,
 }
 
 /// Answers about files worked out from the whole index, kept until a file changes. Shared
@@ -142,7 +146,12 @@ impl Indexed {
     /// The summary, drawn from `linted`'s tree when that is this file's text parsed (the
     /// text a parse of the index's copy would give; a notebook's JSON never is), so that
     /// a file's own lint does not parse it twice; else parsed, through `last` when given.
-    fn summary_or_from(&self, path: &Path, linted: Option<ParsedFile>, last: Option<&LastParse>) -> &Arc<FileSummary> {
+    fn summary_or_from(
+        &self,
+        path: &Path,
+        linted: Option<ParsedFile>,
+        last: Option<&LastParse<'_>>,
+    ) -> &Arc<FileSummary> {
         self.summary.get_or_init(|| {
             let text = self.text.as_deref().unwrap_or_default();
             let code = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -247,6 +256,7 @@ impl ProjectIndex {
             }
         }
         index.forget_imports();
+        index.parses = Some(ParseShelf::default());
         (index, skipped)
     }
 
@@ -499,7 +509,7 @@ impl ProjectIndex {
 
     /// What `function` (an index into the summary's functions) of `path` returns, read
     /// from the tree `last` kept when that is the file's (its summary was just read).
-    fn returns_of(&self, path: &Path, function: u32, last: &LastParse) -> TensorValue {
+    fn returns_of(&self, path: &Path, function: u32, last: &LastParse<'_>) -> TensorValue {
         let Some(file) = self.files.get(path) else { return TensorValue::Unknown };
         let returns = file.returns.get_or_init(|| {
             let text = match &file.text {
@@ -546,6 +556,10 @@ pub struct Change {
 impl ProjectFacts for ProjectIndex {
     fn session<'s>(&'s self, linted: Option<ParsedFile<'s>>) -> Box<dyn ProjectSession + 's> {
         Box::new(resolve::Resolver::new(self, linted))
+    }
+
+    fn take_parse(&self, path: &Path, code: &str) -> Option<(tree_sitter::Tree, Vec<usize>)> {
+        self.parses.as_ref()?.take(&normalize(path), code)
     }
 }
 
@@ -683,26 +697,69 @@ fn summarize_text(path: &Path, text: &str) -> Result<FileSummary, String> {
 
 /// `read` applied to one file's code (a notebook's code cells joined) and its tree.
 fn parsed<T>(path: &Path, text: &str, read: impl FnOnce(&str, tree_sitter::Node) -> T) -> Result<T, String> {
-    let (source, tree) = parse_file_text(path, text)?;
+    let (source, tree, _) = parse_file_text(path, text)?;
     Ok(read(source.code(), tree.root_node()))
 }
 
-/// One file's text as the engine lints it (a notebook's code cells joined), and its tree.
-fn parse_file_text(path: &Path, text: &str) -> Result<(SourceKind, tree_sitter::Tree), String> {
+/// One file's text as the engine lints it (a notebook's code cells joined), its tree, and
+/// where the brackets the parse read as spaces are (`engine::parse_finding_unclosed_brackets`).
+fn parse_file_text(path: &Path, text: &str) -> Result<(SourceKind, tree_sitter::Tree, Vec<usize>), String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let source = SourceKind::from_file_text(path, text)?;
     if let Some(reason) = source.skipped() {
         return Err(reason.to_string());
     }
-    let tree = crate::engine::parse(source.code()).ok_or_else(|| "the parser gave up".to_string())?;
-    Ok((source, tree))
+    let (tree, unclosed) = crate::engine::parse_finding_unclosed_brackets(source.code())
+        .ok_or_else(|| "the parser gave up".to_string())?;
+    Ok((source, tree, unclosed))
+}
+
+/// Parses of files made to answer other files' questions (a callee's file, parsed to find
+/// what it returns), each kept for the file's own lint, which takes it instead of parsing
+/// the same text again: a `check` lints every file of a directory once, and the files
+/// imported by the others are often asked about before their turn comes. A file whose
+/// lint has begun is marked so, and no parse of it is kept after that.
+#[derive(Default)]
+struct ParseShelf(Mutex<HashMap<PathBuf, Shelved>>);
+
+enum Shelved {
+    Parsed { code: u64, tree: tree_sitter::Tree, unclosed: Vec<usize> },
+    Linting,
+}
+
+impl ParseShelf {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Shelved>> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Keep a parse of `code`, the file at `path`, unless its lint has begun or one is kept.
+    fn offer(&self, path: &Path, code: &str, tree: &tree_sitter::Tree, unclosed: &[usize]) {
+        self.map().entry(path.to_path_buf()).or_insert_with(|| Shelved::Parsed {
+            code: content_hash(code),
+            tree: tree.clone(),
+            unclosed: unclosed.to_vec(),
+        });
+    }
+
+    /// The parse kept of the file at `path`, if it is of `code`, which its lint is about to
+    /// lint; the file is marked as linting either way.
+    fn take(&self, path: &Path, code: &str) -> Option<(tree_sitter::Tree, Vec<usize>)> {
+        match self.map().insert(path.to_path_buf(), Shelved::Linting)? {
+            Shelved::Parsed { code: parsed, tree, unclosed } if parsed == content_hash(code) => Some((tree, unclosed)),
+            _ => None,
+        }
+    }
 }
 
 /// The file last parsed to answer one lint's questions about other files, kept while
 /// that lint lasts (`resolve::Resolver`): what a callee returns is asked right after the
 /// callee's file is summarised to find it, and both are read from one parse, not two.
 #[derive(Default)]
-pub(crate) struct LastParse(std::cell::RefCell<Option<KeptParse>>);
+pub(crate) struct LastParse<'i> {
+    kept: std::cell::RefCell<Option<KeptParse>>,
+    /// Where each new parse is offered for its file's own lint, when the index keeps them.
+    shelf: Option<&'i ParseShelf>,
+}
 
 struct KeptParse {
     path: PathBuf,
@@ -712,7 +769,11 @@ struct KeptParse {
     tree: tree_sitter::Tree,
 }
 
-impl LastParse {
+impl<'i> LastParse<'i> {
+    pub(crate) fn for_index(index: &'i ProjectIndex) -> LastParse<'i> {
+        LastParse { kept: Default::default(), shelf: index.parses.as_ref() }
+    }
+
     /// `parsed` for the file at `path` whose text (`text`) hashes to `content`, from the
     /// tree kept when it is that file's, else from a new parse, which is kept instead.
     fn read<T>(
@@ -722,11 +783,14 @@ impl LastParse {
         text: &str,
         read: impl FnOnce(&str, tree_sitter::Node) -> T,
     ) -> Result<T, String> {
-        let mut kept = self.0.borrow_mut();
+        let mut kept = self.kept.borrow_mut();
         if let Some(kept) = kept.as_ref().filter(|kept| kept.content == content && kept.path == path) {
             return Ok(read(kept.source.code(), kept.tree.root_node()));
         }
-        let (source, tree) = parse_file_text(path, text)?;
+        let (source, tree, unclosed) = parse_file_text(path, text)?;
+        if let Some(shelf) = self.shelf {
+            shelf.offer(path, source.code(), &tree, &unclosed);
+        }
         let answer = read(source.code(), tree.root_node());
         *kept = Some(KeptParse { path: path.to_path_buf(), content, source, tree });
         Ok(answer)
@@ -767,6 +831,52 @@ mod tests {
         // Another path with the same text is another file.
         let other = last.read(Path::new("/p/other.py"), content_hash(&edited), &edited, |_, root| root.id());
         assert_ne!(other, Ok(root));
+    }
+
+    /// A callee's file parsed to answer a caller's question is kept for the callee's own
+    /// lint, which takes it once, only for the text parsed; once a file's lint has begun,
+    /// no parse of it is kept. An index that is not a `check`'s keeps none.
+    #[test]
+    fn a_file_parsed_for_another_files_question_is_kept_for_its_own_lint() {
+        let (train, callee) = (PathBuf::from("/p/train.py"), PathBuf::from("/p/losses.py"));
+        let text = losses("loss");
+        let lazy = || {
+            let mut read: HashMap<PathBuf, ReadText> =
+                HashMap::from([(train.clone(), Ok(Arc::from(CALLER))), (callee.clone(), Ok(Arc::from(text.as_str())))]);
+            let (index, skipped) = ProjectIndex::lazy_from(&[train.clone(), callee.clone()], &mut read);
+            assert!(skipped.is_empty());
+            index
+        };
+        let ask = |index: &ProjectIndex| {
+            let asked = index.session(None).callee_returns(&train, Some("train"), "score");
+            assert_eq!(asked.map(|(value, _)| value), Some(TensorValue::Attached));
+        };
+        assert!(lazy().take_parse(&callee, &text).is_none(), "nothing parsed yet");
+        let index = lazy();
+        ask(&index);
+        assert!(index.take_parse(&callee, &losses("x")).is_none(), "not for another text");
+        let index = lazy();
+        ask(&index);
+        let (tree, unclosed) = index.take_parse(&callee, &text).expect("kept for the callee's lint");
+        let fresh = crate::engine::parse(&text).expect("parses");
+        assert_eq!(tree.root_node().to_sexp(), fresh.root_node().to_sexp());
+        assert!(unclosed.is_empty());
+        assert!(index.take_parse(&callee, &text).is_none(), "handed over once");
+
+        let shelf = ParseShelf::default();
+        let (path, code) = (Path::new("/p/a.py"), "f(x\ndef g():\n    pass\n");
+        let (tree, unclosed) = crate::engine::parse_finding_unclosed_brackets(code).expect("parses");
+        assert_eq!(unclosed, [1], "the bracket left open");
+        shelf.offer(path, code, &tree, &unclosed);
+        assert_eq!(shelf.take(path, code).map(|(_, unclosed)| unclosed), Some(vec![1]));
+        shelf.offer(path, code, &tree, &unclosed);
+        assert!(shelf.take(path, code).is_none(), "offered after its lint began: not kept");
+        // An editor's index (not lazy) keeps no parse.
+        let mut editor = ProjectIndex::default();
+        editor.update(&train, CALLER);
+        editor.update(&callee, &text);
+        editor.session(None).callee_returns(&train, Some("train"), "score");
+        assert!(editor.take_parse(&callee, &text).is_none());
     }
 
     /// What a callee returns is worked out only when asked, and from then on a change of

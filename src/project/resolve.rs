@@ -32,13 +32,13 @@ pub(super) struct Resolver<'i> {
     /// The file whose lint asks, as parsed there, under its normalised path.
     linted: Option<(PathBuf, ParsedFile<'i>)>,
     /// The other file this lint parsed last (see `LastParse`).
-    last_parse: LastParse,
+    last_parse: LastParse<'i>,
 }
 
 impl<'i> Resolver<'i> {
     pub(super) fn new(index: &'i ProjectIndex, linted: Option<ParsedFile<'i>>) -> Resolver<'i> {
         let linted = linted.map(|parsed| (super::normalize(parsed.path), parsed));
-        Resolver { index, runs_disabled: RefCell::new(HashMap::new()), linted, last_parse: LastParse::default() }
+        Resolver { index, runs_disabled: RefCell::new(HashMap::new()), linted, last_parse: LastParse::for_index(index) }
     }
 
     pub(super) fn index(&self) -> &'i ProjectIndex {

@@ -35,6 +35,15 @@ pub trait ProjectFacts: Send + Sync {
     /// file's own functions, and its summary drawn from this tree spares a second parse
     /// of the same text.
     fn session<'s>(&'s self, linted: Option<ParsedFile<'s>>) -> Box<dyn ProjectSession + 's>;
+
+    /// A parse of `code`, the file at `path` that is about to be linted, made earlier to
+    /// answer another file's question, with where its unclosed brackets are
+    /// (`engine::parse_finding_unclosed_brackets`): the lint reads it instead of parsing
+    /// the same text again. Handed over once; `None` when there is none.
+    fn take_parse(&self, path: &Path, code: &str) -> Option<(tree_sitter::Tree, Vec<usize>)> {
+        let _ = (path, code);
+        None
+    }
 }
 
 /// A file's code as its lint parsed it.
