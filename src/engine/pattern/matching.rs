@@ -122,7 +122,7 @@ impl Matches<'_> {
                     for &index in candidates {
                         let pattern = &self.patterns.patterns[index as usize];
                         if !active.get(pattern.rule).copied().unwrap_or(false)
-                            || !tried.root_children.is_none_or(|children| pattern.may_match(children))
+                            || !tried.root_children.is_none_or(|children| pattern.may_match(children, source))
                             || !texts.one_inside(&pattern.required, node)
                         {
                             continue;
@@ -441,23 +441,27 @@ fn match_children<'t>(
 }
 
 impl TextPredicate {
+    /// Whether a predicate of one capture (`only_capture`) holds of `text`, that capture's.
+    pub(super) fn holds_of(&self, text: &str) -> bool {
+        match self {
+            TextPredicate::Eq { to: Operand::Text(value), positive, .. } => (text == value) == *positive,
+            // Of two captures: not one capture's alone.
+            TextPredicate::Eq { to: Operand::Capture(_), .. } => true,
+            TextPredicate::Match { regex, positive, .. } => regex.is_match(text) == *positive,
+            TextPredicate::AnyOf { values, positive, .. } => values.iter().any(|v| v == text) == *positive,
+        }
+    }
+
+    /// Whether the predicate holds of a match's captures (a capture the match lacks
+    /// passes).
     fn holds(&self, captures: &Captures, source: &str) -> bool {
         let text_of = |capture: u32| captures.iter().find(|(c, _)| *c == capture).map(|(_, n)| &source[n.byte_range()]);
         match self {
-            TextPredicate::Eq { capture, to, positive } => {
-                let Some(text) = text_of(*capture) else { return true };
-                let other = match to {
-                    Operand::Text(value) => Some(value.as_str()),
-                    Operand::Capture(other) => text_of(*other),
-                };
-                other.is_none_or(|other| (text == other) == *positive)
+            TextPredicate::Eq { capture, to: Operand::Capture(other), positive } => {
+                let (Some(text), Some(other)) = (text_of(*capture), text_of(*other)) else { return true };
+                (text == other) == *positive
             }
-            TextPredicate::Match { capture, regex, positive } => {
-                text_of(*capture).is_none_or(|text| regex.is_match(text) == *positive)
-            }
-            TextPredicate::AnyOf { capture, values, positive } => {
-                text_of(*capture).is_none_or(|text| values.iter().any(|v| v == text) == *positive)
-            }
+            _ => self.only_capture().and_then(text_of).is_none_or(|text| self.holds_of(text)),
         }
     }
 }
