@@ -256,7 +256,8 @@ impl ProjectIndex {
             }
         }
         index.forget_imports();
-        index.parses = Some(ParseShelf::default());
+        // Room for a mark for every file: each lint marks its file (see `ParseShelf::take`).
+        index.parses = Some(ParseShelf(Mutex::new(HashMap::with_capacity(index.files.len()))));
         (index, skipped)
     }
 
