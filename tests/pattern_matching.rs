@@ -129,6 +129,17 @@ fn host_predicates_see_the_ancestors_the_tree_has() {
     assert!(asked > 500, "too few host predicates asked: {asked}");
 }
 
+/// Each of `queries` finds something in `source`, and the same as tree-sitter's cursor.
+fn each_matches_what_tree_sitter_matches(queries: &[&str], source: &str) {
+    let tree = parse(source).expect("parse");
+    for query in queries {
+        let expected = by_tree_sitter(&Query::new(&language(), query).expect("tree-sitter compiles it"), &tree, source);
+        let patterns = PatternSet::compile(&[(0, query)]).unwrap_or_else(|(_, e)| panic!("{e}"));
+        assert!(!expected.is_empty(), "{query}");
+        assert_eq!(by_oomlint(&patterns, &tree, source), expected, "{query}");
+    }
+}
+
 /// A pattern is tried only at roots whose text holds what its predicates require of a
 /// capture every match has: a capture inside an alternative may be missing from a match
 /// (and then its predicate holds), a negated predicate requires nothing, and a required
@@ -142,13 +153,7 @@ fn a_pattern_is_skipped_only_where_its_required_text_is_missing() {
         "((identifier) @name (#not-eq? @name \"ab\"))",
     ];
     let source = "foo()\nbar.baz()\nqux()\nxs.append(y)\nappended(x)\nabab = ab + aba\nf(a, # append\n b)\n";
-    let tree = parse(source).expect("parse");
-    for query in queries {
-        let expected = by_tree_sitter(&Query::new(&language(), query).expect("tree-sitter compiles it"), &tree, source);
-        let patterns = PatternSet::compile(&[(0, query)]).unwrap_or_else(|(_, e)| panic!("{e}"));
-        assert!(!expected.is_empty(), "{query}");
-        assert_eq!(by_oomlint(&patterns, &tree, source), expected, "{query}");
-    }
+    each_matches_what_tree_sitter_matches(&queries, source);
 }
 
 /// A pattern whose text predicate reads a capture of a child of the root in a field is
@@ -166,13 +171,7 @@ fn a_pattern_is_skipped_only_where_its_childs_text_fails_the_predicate() {
         "(assignment left: (identifier) @left right: (identifier) @right (#eq? @left @right)) @same",
     ];
     let source = "Net(x)\nself.encoder_net(x)\nprint(net)\nf(1)\na.b(2)\nx(x)\ny(x)\nx = x\nx = y\n";
-    let tree = parse(source).expect("parse");
-    for query in queries {
-        let expected = by_tree_sitter(&Query::new(&language(), query).expect("tree-sitter compiles it"), &tree, source);
-        let patterns = PatternSet::compile(&[(0, query)]).unwrap_or_else(|(_, e)| panic!("{e}"));
-        assert!(!expected.is_empty(), "{query}");
-        assert_eq!(by_oomlint(&patterns, &tree, source), expected, "{query}");
-    }
+    each_matches_what_tree_sitter_matches(&queries, source);
 }
 
 #[test]
