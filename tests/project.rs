@@ -248,6 +248,23 @@ fn what_a_callee_in_another_file_returns_decides_oom001() {
     assert!(found.iter().all(|f| f["code"] != "OOM001"), "{found:#?}");
 }
 
+/// A file no rule that reads the project could find anything in (a hook checking the one
+/// file a commit changed) is checked without indexing the project: no other file is read.
+#[test]
+fn a_file_no_project_rule_could_match_is_checked_without_reading_the_project() {
+    let dir =
+        project(&[("evaluation.py", EVALUATION), ("train.py", &train(UNDER_NO_GRAD)), ("setup_env.py", "x = 1\n")]);
+    fs::write(dir.path().join("broken.py"), b"x = '\xff'\n").unwrap();
+    let output = oomlint(&["check", "--preview", "--output-format", "json", "setup_env.py"], dir.path());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("not indexed"), "the project was read: {stderr}");
+    assert!(output.status.success(), "{stderr}");
+    // A file the project's rules could match still reads the rest of it.
+    let output =
+        oomlint(&["check", "--preview", "--output-format", "json", "setup_env.py", "evaluation.py"], dir.path());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("broken.py: not indexed"));
+}
+
 #[test]
 fn unreadable_project_files_are_reported_and_skipped() {
     let dir = project(&[("evaluation.py", EVALUATION), ("train.py", &train(UNDER_NO_GRAD))]);

@@ -112,9 +112,18 @@ pub fn run(args: CheckArgs) -> u8 {
                 }
             }
         }
-        // Indexing the project parses every file of it: only worth it when a rule that asks
-        // other files (callers, decorators, callees) runs on some file.
-        if jobs.iter().any(|(_, settings)| rules::reads_project(settings)) {
+        // Indexing the project reads every file of it: only worth it when a rule that asks
+        // other files (callers, decorators, callees) could find something in a file
+        // checked. A hook that checks the one file changed in a large project would
+        // otherwise read the whole project for nothing, at every commit.
+        let may_ask = |(file, settings): &(PathBuf, crate::engine::RuleSettings)| match read.get(file) {
+            Some(Ok(text)) => rules::may_ask_project(settings, text),
+            // Not linted: it asks nothing.
+            Some(Err(_)) => false,
+            // A notebook: its code is known once it is read.
+            None => rules::reads_project(settings),
+        };
+        if jobs.iter().any(may_ask) {
             let index = project_of(&paths, &discovery.files, &mut resolver, &mut read);
             let project = Project(index.clone());
             for (_, settings) in &mut jobs {
