@@ -95,12 +95,10 @@ impl Matches<'_> {
             if name {
                 identifiers.push(node);
             }
-            if !name || starts.get(kind as usize) == Some(&true) {
+            let starts_here = starts.get(kind as usize) == Some(&true);
+            if !name || starts_here {
                 let inside = self.ranges.is_none_or(|ranges| ranges.iter().any(|range| intersects(node, range)));
-                let candidates = match starts.get(kind as usize) {
-                    Some(true) => &self.patterns.by_root[kind as usize][..],
-                    _ => &[][..],
-                };
+                let candidates = if starts_here { &self.patterns.by_root[kind as usize][..] } else { &[][..] };
                 let descends = inside && depth < self.max_start_depth;
                 let first = listed.len();
                 // A pattern tried above may have listed this node's children already.
