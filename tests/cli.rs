@@ -289,6 +289,58 @@ fn gitignore_and_hidden_directories_are_respected() {
     assert_eq!(files, ["src/train.py"], "{out}");
 }
 
+/// The files `check` lints in `dir` with `home` as the home directory and `xdg` (if any) as
+/// `XDG_CONFIG_HOME`: git's global excludes file is found from there.
+fn files_linted_with_home(dir: &Path, home: &Path, xdg: Option<&Path>) -> Vec<String> {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_oomlint"));
+    command
+        .args(["check", "--preview", "--output-format", "concise"])
+        .current_dir(dir)
+        .env("HOME", home)
+        .env_remove("GIT_CONFIG_GLOBAL")
+        .env_remove("XDG_CONFIG_HOME")
+        // The host's own system configuration stays out of it.
+        .env("GIT_CONFIG_SYSTEM", home.join("no-system-config"));
+    if let Some(xdg) = xdg {
+        command.env("XDG_CONFIG_HOME", xdg);
+    }
+    let out = stdout(&command.output().expect("run oomlint"));
+    let mut files: Vec<String> =
+        out.lines().filter(|l| l.contains("[OOM")).map(|l| l.split(':').next().unwrap().to_string()).collect();
+    files.dedup();
+    files
+}
+
+#[test]
+fn gits_global_excludes_file_is_respected() {
+    let dir = project(&[("scratch_1.py", LEAKY.as_bytes()), ("train.py", LEAKY.as_bytes())]);
+    // `core.excludesFile`, in any case, with a path from the home directory.
+    let home = project(&[
+        (".gitconfig", b"[user]\n\tname = someone\n[core]\n\texcludesFile = ~/ignored-everywhere\n"),
+        ("ignored-everywhere", b"scratch_*.py\n"),
+    ]);
+    assert_eq!(files_linted_with_home(dir.path(), home.path(), None), ["train.py"]);
+    // No setting: git's default place under XDG_CONFIG_HOME.
+    let home = project(&[(".gitconfig", b"[user]\n\tname = someone\n"), ("xdg/git/ignore", b"scratch_*.py\n")]);
+    assert_eq!(files_linted_with_home(dir.path(), home.path(), Some(&home.path().join("xdg"))), ["train.py"]);
+    // ... or under ~/.config when XDG_CONFIG_HOME is unset.
+    let home = project(&[(".config/git/ignore", b"scratch_*.py\n")]);
+    assert_eq!(files_linted_with_home(dir.path(), home.path(), None), ["train.py"]);
+    // A setting that names a file elsewhere replaces the default one.
+    let home = project(&[
+        (".gitconfig", b"[core]\nexcludesfile = \"ignores/global\"\n"),
+        (".config/git/ignore", b"scratch_*.py\n"),
+    ]);
+    let elsewhere = home.path().join("ignores/global");
+    fs::create_dir_all(elsewhere.parent().unwrap()).unwrap();
+    fs::write(home.path().join(".gitconfig"), format!("[core]\nexcludesfile = \"{}\"\n", elsewhere.display())).unwrap();
+    fs::write(&elsewhere, "train.py\n").unwrap();
+    assert_eq!(files_linted_with_home(dir.path(), home.path(), None), ["scratch_1.py"]);
+    // Neither: both are linted.
+    let home = project(&[(".gitconfig", b"[user]\n\tname = someone\n")]);
+    assert_eq!(files_linted_with_home(dir.path(), home.path(), None), ["scratch_1.py", "train.py"]);
+}
+
 #[test]
 fn colour_follows_the_terminal_and_no_color() {
     let dir = project(&[("train.py", LEAKY.as_bytes())]);
