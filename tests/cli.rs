@@ -341,6 +341,30 @@ fn gits_global_excludes_file_is_respected() {
     assert_eq!(files_linted_with_home(dir.path(), home.path(), None), ["scratch_1.py", "train.py"]);
 }
 
+/// A large file checked alone is parsed in pieces and linted in parts on all the cores;
+/// checked beside another, on one core: the findings are the same.
+#[test]
+fn a_large_file_checked_alone_has_the_findings_it_has_beside_others() {
+    let mut large = String::from("#!/usr/bin/env python\n# Copyright the authors.\n\nimport torch\n");
+    let mut function = 0;
+    while large.len() < 160 * 1024 {
+        large.push_str(
+            &LEAKY.replacen("import torch\n", "", 1).replace("def collect(", &format!("def collect_{function}(")),
+        );
+        function += 1;
+    }
+    let dir = project(&[("large.py", large.as_bytes()), ("small.py", LEAKY.as_bytes())]);
+    let findings = |paths: &[&str]| {
+        let mut args = vec!["check", "--output-format", "concise"];
+        args.extend(paths);
+        let (_, out, _) = run(&args, dir.path());
+        out.lines().filter(|l| l.starts_with("large.py:")).map(str::to_string).collect::<Vec<_>>()
+    };
+    let alone = findings(&["large.py"]);
+    assert_eq!(alone.len(), function, "one finding per function");
+    assert_eq!(alone, findings(&["large.py", "small.py"]));
+}
+
 #[test]
 fn colour_follows_the_terminal_and_no_color() {
     let dir = project(&[("train.py", LEAKY.as_bytes())]);

@@ -139,13 +139,19 @@ pub fn run(args: CheckArgs) -> u8 {
         let order = largest_first(&jobs, |(text, file, _)| {
             text.as_ref().map_or_else(|| std::fs::metadata(file).map_or(0, |m| m.len() as usize), |t| t.len())
         });
-        let mut done: Vec<(usize, Outcome)> = order
-            .into_par_iter()
-            .map(|at| {
-                let (text, file, settings) = &jobs[at];
-                (at, process(Input::File(file, text.clone()), settings, mode))
-            })
-            .collect();
+        let lint = |at: usize| {
+            let (text, file, settings) = &jobs[at];
+            (at, process(Input::File(file, text.clone()), settings, mode))
+        };
+        // One file (a hook run on the file changed, a check on save) is linted from this
+        // thread, not the pool's: a large one is then parsed in pieces and linted in parts
+        // on all the cores (`engine::pieces`, `engine::parts`), which from a thread of the
+        // pool it is not, as there the other cores have files of their own.
+        let mut done: Vec<(usize, Outcome)> = if order.len() == 1 {
+            order.into_iter().map(lint).collect()
+        } else {
+            order.into_par_iter().map(lint).collect()
+        };
         // Reported in the order the files were found.
         done.sort_unstable_by_key(|&(at, _)| at);
         done.into_iter().map(|(_, outcome)| outcome).collect()

@@ -128,6 +128,17 @@ pub fn parse_finding_unclosed_brackets(source: &str) -> Option<(Tree, Vec<usize>
     retry_starred_parentheses(&blanked, tree).map(|tree| (tree, unclosed))
 }
 
+/// `parse_finding_unclosed_brackets`, in pieces on the cores when the text is large and
+/// they are free (`pieces::parse`: not from a thread of the pool, where `check` lints many
+/// files at once). The pieces parse only where they parse cleanly, and then the tree has
+/// no syntax error, so no bracket is left open.
+fn parse_on_the_cores(source: &str) -> Option<(Tree, Vec<usize>)> {
+    match pieces::parse(source) {
+        Some((tree, _seams)) => Some((tree, Vec::new())),
+        None => parse_finding_unclosed_brackets(source),
+    }
+}
+
 /// `tree`, `source` parsed (its unclosed brackets blanked already), or, when it has
 /// errors, the parse with starred parentheses blanked if that has fewer.
 fn retry_starred_parentheses(source: &str, tree: Tree) -> Option<Tree> {
@@ -292,7 +303,7 @@ impl Engine {
         let taken = || settings.project.as_ref().and_then(|project| project.0.take_parse(path, source));
         let (tree, unclosed) = match tree {
             Some(tree) => (tree, syntax::unclosed_brackets(source)),
-            None => match taken().or_else(|| parse_finding_unclosed_brackets(source)) {
+            None => match taken().or_else(|| parse_on_the_cores(source)) {
                 Some((tree, unclosed)) => {
                     parsed = tree;
                     (&parsed, unclosed)

@@ -110,11 +110,22 @@ fn is_blank(c: char) -> bool {
 /// comment there would be the first piece's last subtree, which `join` does not take).
 /// A cut inside a string or brackets makes a piece that does not parse cleanly, which
 /// `parse_in` turns down.
+///
+/// Each cut is the one nearest its share of the text, before or after it: most of a
+/// training script is often one `main` function, and a cut before it still parses the
+/// rest of the file beside it.
 fn seams(source: &str, count: usize) -> Vec<usize> {
     let mut seams: Vec<usize> = Vec::new();
     for k in 1..count {
-        let from = (source.len() * k / count).max(seams.last().map_or(0, |&s| s + 1));
-        if let Some(seam) = seam_from(source, from).filter(|seam| seams.last() != Some(seam)) {
+        let share = source.len() * k / count;
+        let after_last = seams.last().map_or(0, |&s| s + 1);
+        let after = seam_from(source, share.max(after_last));
+        let before = seam_before(source, share).filter(|&seam| seam >= after_last);
+        let nearest = match (before, after) {
+            (Some(before), Some(after)) => Some(if share - before <= after - share { before } else { after }),
+            (before, after) => before.or(after),
+        };
+        if let Some(seam) = nearest.filter(|seam| seams.last() != Some(seam)) {
             seams.push(seam);
         }
     }
@@ -128,25 +139,46 @@ fn seam_from(source: &str, from: usize) -> Option<usize> {
     while let Some(newline) = memchr::memchr(b'\n', &bytes[at.min(bytes.len())..]) {
         let line = at + newline + 1;
         at = line;
-        let rest = &bytes[line..];
-        if !(rest.starts_with(b"def ")
-            || rest.starts_with(b"class ")
-            || rest.starts_with(b"@")
-            || rest.starts_with(b"async def "))
-        {
-            continue;
+        if let Some(seam) = seam_at(source, line) {
+            return Some(seam);
         }
-        let seam = source[..line].trim_end_matches(is_blank).len();
-        let previous_line = &source[source[..seam].rfind('\n').map_or(0, |i| i + 1)..seam];
-        // After a comment, a decorator, or a backslash that joins the lines (which the
-        // piece would end with, not joining anything): no cut.
-        let joins_lines = previous_line.ends_with('\\');
-        if seam == 0 || previous_line.trim_start().starts_with('#') || previous_line.starts_with('@') || joins_lines {
-            continue;
-        }
-        return Some(seam);
     }
     None
+}
+
+/// The last cut (see `seams`) at a line starting at or before `to`.
+fn seam_before(source: &str, to: usize) -> Option<usize> {
+    let bytes = source.as_bytes();
+    let mut end = (to + 1).min(bytes.len());
+    while let Some(newline) = memchr::memrchr(b'\n', &bytes[..end]) {
+        end = newline;
+        if let Some(seam) = seam_at(source, newline + 1) {
+            return Some(seam);
+        }
+    }
+    None
+}
+
+/// The cut before the line starting at `line`, when that line starts a top-level
+/// definition and the line of code before it may end a piece (see `seams`).
+fn seam_at(source: &str, line: usize) -> Option<usize> {
+    let rest = &source.as_bytes()[line..];
+    if !(rest.starts_with(b"def ")
+        || rest.starts_with(b"class ")
+        || rest.starts_with(b"@")
+        || rest.starts_with(b"async def "))
+    {
+        return None;
+    }
+    let seam = source[..line].trim_end_matches(is_blank).len();
+    let previous_line = &source[source[..seam].rfind('\n').map_or(0, |i| i + 1)..seam];
+    // After a comment, a decorator, or a backslash that joins the lines (which the
+    // piece would end with, not joining anything): no cut.
+    let joins_lines = previous_line.ends_with('\\');
+    if seam == 0 || previous_line.trim_start().starts_with('#') || previous_line.starts_with('@') || joins_lines {
+        return None;
+    }
+    Some(seam)
 }
 
 #[cfg(test)]
@@ -183,6 +215,40 @@ mod tests {
         }
     }
 
+    /// A training script as many are: a header, imports, a few helpers, then one `main`
+    /// that is most of the text.
+    fn one_big_main() -> String {
+        let mut text = with_header("import torch\n\n\ndef parse_args():\n    return None\n\n\ndef main():\n");
+        for i in 0..400 {
+            text.push_str(&format!("    loss_{i} = torch.ones(2).sum()\n"));
+        }
+        text + "\n\nif __name__ == \"__main__\":\n    main()\n"
+    }
+
+    #[test]
+    fn a_text_is_cut_at_the_definition_nearest_its_share_before_or_after_it() {
+        let text = one_big_main();
+        // No definition starts after the middle: the cut is before `main`.
+        let main = text.find("\ndef main").unwrap();
+        assert_eq!(seams(&text, 2), [text[..main].trim_end().len()]);
+        let helpers = "def a():\n    pass\n\n\ndef b():\n    pass\n\n\ndef c():\n    pass\n";
+        let (a_end, b_end) = (helpers.find("\n\n\ndef b").unwrap(), helpers.find("\n\n\ndef c").unwrap());
+        // The middle (29) is nearer the end of `b` (37) than that of `a` (17) ...
+        assert_eq!((helpers.len() / 2, a_end, b_end), (29, 17, 37));
+        assert_eq!(seams(helpers, 2), [b_end]);
+        // ... and with a longer `a`, nearer its end.
+        let longer = helpers.replacen("def a():\n", "def a():\n    x = 1\n    y = 2\n", 1);
+        assert_eq!(seams(&longer, 2), [longer.find("\n\n\ndef b").unwrap()]);
+        assert_eq!(seam_before(helpers, a_end), None);
+        assert_eq!(seam_before(helpers, a_end + 4), Some(a_end));
+        assert_eq!(seam_before(helpers, helpers.len()), Some(b_end));
+    }
+
+    /// `module` after a shebang line and a license header.
+    fn with_header(module: &str) -> String {
+        format!("#!/usr/bin/env python\n# Copyright the authors.\n#\n# Licensed under a license.\n\n{module}")
+    }
+
     /// A module of many top-level definitions and statements, with the whitespace,
     /// comments and decorators that sit between them in real files.
     fn module(definitions: usize) -> String {
@@ -206,6 +272,22 @@ mod tests {
     #[test]
     fn pieces_join_into_the_tree_a_whole_parse_gives() {
         let mut sources = vec![module(40), module(7)];
+        // Most files open with comments (a license, a shebang line), which a module's
+        // root holds before its statements.
+        let headed = [
+            with_header(&module(40)),
+            format!("# one comment\n{}", module(12)),
+            one_big_main(),
+            // A piece of one statement (a pipeline's class), and comments after the last.
+            format!(
+                "{}\n\n# the end\n#\n",
+                one_big_main().replace("def main():", "class Main:").split("\n\nif").next().unwrap()
+            ),
+        ];
+        for source in &headed {
+            assert!(parse_in(source, 2).is_some(), "not joined:\n{source}");
+        }
+        sources.extend(headed);
         sources.extend(crate::engine::fixture_and_test_sources());
         let mut joined = 0;
         for source in &sources {
@@ -226,7 +308,15 @@ mod tests {
     #[test]
     fn edits_at_a_seam_reparse_as_a_whole_parse() {
         // (Some of the texts have their middle seam inside a string.)
-        let source = (8..30).map(module).find(|s| parse_in(s, 2).is_some()).expect("a text cut in two");
+        let cut = |variant: fn(usize) -> String| {
+            (8..30).map(variant).find(|s| parse_in(s, 2).is_some()).expect("a text cut in two")
+        };
+        edits_at_the_seam_reparse_as_a_whole_parse(&cut(module));
+        edits_at_the_seam_reparse_as_a_whole_parse(&cut(|n| with_header(&module(n))));
+    }
+
+    fn edits_at_the_seam_reparse_as_a_whole_parse(source: &str) {
+        let source = source.to_string();
         let seam = seams(&source, 2)[0];
         let next = seam + source[seam..].find(|c: char| !is_blank(c)).unwrap();
         // (start, removed, inserted): indent the next definition into the one before,
