@@ -1,6 +1,6 @@
-//! Language server latency on the edits people make: a 5,000-line training script whose
-//! functions share names (`loss`, `model`, `optimizer`) is opened, then edited the way
-//! people type, one version at a time, waiting for each version's diagnostics:
+//! Language server latency on the edits people make: a 5,000-line training script (a
+//! license header, then functions that share names: `loss`, `model`, `optimizer`) is
+//! opened, then edited the way people type, one version at a time, waiting for each version's diagnostics:
 //!
 //! - `end of line`: characters appended at the end of a line, then deleted;
 //! - `new line`: Enter in a function body, then a line of code typed character by character;
@@ -175,8 +175,12 @@ const KINDS: [&str; 5] = ["end of line", "new line", "comment", "inside name", "
 /// evaluation functions that all say `model`, `loss`, `optimizer`, with a finding now
 /// and then, and a `main` at the end.
 fn training_script() -> String {
+    // Most real scripts open with a license header.
     let mut text = String::from(
-        "import argparse\nimport math\n\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\
+        "#!/usr/bin/env python\n# Copyright 2026 The authors of this script.\n#\n\
+         # Licensed under the terms in the LICENSE file at the root of this repository;\n\
+         # you may use it only in compliance with them.\n\n\
+         import argparse\nimport math\n\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\
          from torch.utils.data import DataLoader\n\n\nclass Net(nn.Module):\n    def __init__(self, width):\n        \
          super().__init__()\n        self.body = nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 10))\n\n    \
          def forward(self, x):\n        return self.body(x)\n",

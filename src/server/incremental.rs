@@ -155,12 +155,13 @@ fn named_by_lines(text: &str) -> std::collections::HashSet<&str> {
             named.extend(words_of(rest).next());
         } else if let Some(modules) = code.strip_prefix("import ") {
             if modules.contains(';') {
-                named.extend(words_of(line));
+                named.extend(words_of(code));
             }
         } else if let Some(import) = code.strip_prefix("from ") {
             named.extend(words_of(import.split_once(" import").map_or(import, |(_, names)| names)));
         } else if code.chars().all(|c| is_word(c) || c.is_whitespace() || ",()\\".contains(c)) {
-            named.extend(words_of(line));
+            // The code's words: a comment's name nothing.
+            named.extend(words_of(code));
         }
     }
     named
@@ -222,7 +223,13 @@ fn names_across_statements(text: &str, word: &str, places: &[usize]) -> bool {
     places.iter().any(|&at| {
         let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
         let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
-        let code = text[line_start..line_end].split('#').next().unwrap_or("").trim();
+        let code = text[line_start..line_end].split('#').next().unwrap_or("");
+        // A word in a comment names nothing: a license header's `it` or `use`, a note's
+        // `loss`.
+        if at >= line_start + code.len() {
+            return false;
+        }
+        let code = code.trim();
         let code = code.strip_prefix("async ").unwrap_or(code);
         if let Some(rest) = code.strip_prefix("def ").or_else(|| code.strip_prefix("class ")) {
             return words_of(rest).next() == Some(word);
@@ -666,6 +673,13 @@ mod tests {
         assert!(!edit_is_risky(old, 0, 0, &new, pasted.len()));
         let calling = "def main2():\n    evaluate(m)\n\n";
         assert!(risky(&format!("{calling}{old}"), 0, 0, calling.len()));
+        // A word typed that a comment holds elsewhere (a license header's `it`): not risky;
+        // one a line of names holds is.
+        let header = "# Use it as you like.\n\ndef f():\n    x = 1\n";
+        let typed = "# Use it as you like.\n\ndef f():\n    x = it + 1\n";
+        assert!(!edit_is_risky(header, 40, 40, typed, 45));
+        let names = "it, other\n\ndef f():\n    x = 1\n";
+        assert!(edit_is_risky(names, 28, 28, &names.replace("x = 1", "x = it + 1"), 33));
         // A non-word character of several bytes before the edit.
         assert!(!edit_is_risky("x = a—bc\n", 8, 8, "x = a—bzc\n", 9));
         // Commenting out an import turns its words into a comment's: risky, though no
@@ -704,7 +718,7 @@ mod tests {
 
     #[test]
     fn the_words_lines_name_are_those_whose_occurrences_name_them() {
-        let text = "import torch as T  # model\nimport os; import re\nfrom a import (b,\n    c)\n\nclass Net(Base):\n    def forward(self, x):\n        \
+        let text = "import torch as T  # model\nimport os; import re  # note\nfrom a import (b,  # note\n    c)\n\nclass Net(Base):\n    def forward(self, x):\n        \
                     return helper(x)\n\nasync def run():\n    main()\n# loss here\nx = y\n";
         let named = named_by_lines(text);
         for word in words_of(text) {
@@ -712,10 +726,11 @@ mod tests {
             let by_occurrence = !KEYWORDS.contains(&word) && names_across_statements(text, word, &places);
             assert_eq!(!KEYWORDS.contains(&word) && named.contains(word), by_occurrence, "{word}");
         }
-        for word in ["b", "c", "Net", "forward", "run", "main", "loss"] {
+        for word in ["b", "c", "Net", "forward", "run", "main", "os"] {
             assert!(named.contains(word), "{word}");
         }
-        for word in ["torch", "T", "model", "a", "Base", "self", "y"] {
+        // Words of comments name nothing, on a line of their own or after names.
+        for word in ["torch", "T", "model", "a", "Base", "self", "y", "loss", "note"] {
             assert!(!named.contains(word), "{word}");
         }
     }
