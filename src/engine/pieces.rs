@@ -122,7 +122,9 @@ fn seams(source: &str, count: usize) -> Vec<usize> {
         let after = seam_from(source, share.max(after_last));
         let before = seam_before(source, share).filter(|&seam| seam >= after_last);
         let nearest = match (before, after) {
-            (Some(before), Some(after)) => Some(if share - before <= after - share { before } else { after }),
+            (Some(before), Some(after)) => {
+                Some(if share.abs_diff(before) <= share.abs_diff(after) { before } else { after })
+            }
             (before, after) => before.or(after),
         };
         if let Some(seam) = nearest.filter(|seam| seams.last() != Some(seam)) {
