@@ -90,9 +90,9 @@ fn walk(dir: &Path) -> ignore::Walk {
 /// git's global excludes file, the one `ignore`'s `git_global` reads: `core.excludesFile`
 /// from the first git configuration that sets it, else `$XDG_CONFIG_HOME/git/ignore`.
 ///
-/// `ignore` finds the setting with a regex it compiles at every process start: 1.4 M
-/// instructions, a third of `oomlint check` on one small file, and all of it before the
-/// walk can begin. Almost no configuration sets it, so the regex is left to the files
+/// `ignore` finds the setting with a regex it compiles in every process: 1.4 M
+/// instructions, a third of `oomlint check` over a directory of a few small files, and
+/// all of it before the walk can begin. Almost no configuration sets it, so the regex is left to the files
 /// that name it at all.
 fn global_excludes_file() -> Option<PathBuf> {
     #[allow(deprecated)] // `ignore` finds the home directory this way too.
