@@ -4,6 +4,12 @@
 
 use std::borrow::Cow;
 
+/// A file's text without the byte-order mark it may open with: the code the engine lints
+/// and the project index reads.
+pub fn without_byte_order_mark(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
 /// The text with every lone `\r` (one not followed by `\n`) written as `\n`: the same
 /// length and offsets, with the lines Python sees. tree-sitter-python ends lines only at
 /// `\n`, so it is handed this (a file with `\r` endings would otherwise be one line).

@@ -390,8 +390,8 @@ fn process(input: Input, settings: &RuleSettings, mode: Mode) -> Outcome {
     };
     // A byte-order mark is not part of the code: columns count from after it, and a
     // fixed file gets it back.
-    let bom = if text.starts_with('\u{feff}') { "\u{feff}" } else { "" };
-    let original = &text[bom.len()..];
+    let original = crate::source::without_byte_order_mark(text);
+    let bom = &text[..text.len() - original.len()];
     // A notebook is linted as its code cells joined; positions are shown by cell. The
     // text the index read is linted as it is, not copied, unless a mark is cut off.
     let shared = known.clone().filter(|_| bom.is_empty());

@@ -154,7 +154,7 @@ impl Indexed {
     ) -> &Arc<FileSummary> {
         self.summary.get_or_init(|| {
             let text = self.text.as_deref().unwrap_or_default();
-            let code = text.strip_prefix('\u{feff}').unwrap_or(text);
+            let code = crate::source::without_byte_order_mark(text);
             match (linted, last) {
                 (Some(linted), _) if !is_notebook(path) && linted.source == code => {
                     Arc::new(summary::summarize(linted.source, linted.root))
@@ -705,7 +705,7 @@ fn parsed<T>(path: &Path, text: &str, read: impl FnOnce(&str, tree_sitter::Node)
 /// One file's text as the engine lints it (a notebook's code cells joined), its tree, and
 /// where the brackets the parse read as spaces are (`engine::parse_finding_unclosed_brackets`).
 fn parse_file_text(path: &Path, text: &str) -> Result<(SourceKind, tree_sitter::Tree, Vec<usize>), String> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = crate::source::without_byte_order_mark(text);
     let source = SourceKind::from_file_text(path, text)?;
     if let Some(reason) = source.skipped() {
         return Err(reason.to_string());

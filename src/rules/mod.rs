@@ -175,6 +175,6 @@ pub fn reads_project(settings: &crate::engine::RuleSettings) -> bool {
 /// that reads it is on and could match the text (`Rule::could_match`, of the code the
 /// engine reads: no byte-order mark, lone carriage returns read as line ends).
 pub fn may_ask_project(settings: &crate::engine::RuleSettings, text: &str) -> bool {
-    let code = crate::source::lone_carriage_returns_as_newlines(text.strip_prefix('\u{feff}').unwrap_or(text));
+    let code = crate::source::lone_carriage_returns_as_newlines(crate::source::without_byte_order_mark(text));
     RULES.iter().zip(&settings.enabled).any(|(rule, on)| *on && rule.reads_project && (rule.could_match)(&code))
 }
