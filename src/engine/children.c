@@ -17,11 +17,12 @@
 #include "./tree.h"
 
 // One listed child: laid out as oomlint's `Child` (a node, its field id or 0, its kind as
-// `ts_node_symbol` answers).
+// `ts_node_symbol` answers, where it ends).
 typedef struct {
   TSNode node;
   TSFieldId field;
   TSSymbol kind;
+  uint32_t end;
 } OomlintChild;
 
 typedef struct {
@@ -101,6 +102,7 @@ static void list_subtree(Listing *listing, Subtree parent, Length position, TSFi
           };
           at->field = field;
           at->kind = ts_language_public_symbol(language, alias ? alias : symbol);
+          at->end = position.bytes + size.bytes;
         }
         listing->count++;
       }

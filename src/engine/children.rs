@@ -15,6 +15,9 @@ pub struct Child<'t> {
     pub node: Node<'t>,
     pub field: Option<FieldId>,
     pub kind: u16,
+    /// Where it ends (`Node::end_byte`): known to the listing, where the node's end read
+    /// later from its subtree is a cache miss in a large tree.
+    pub end: u32,
 }
 
 unsafe extern "C" {
@@ -85,6 +88,7 @@ mod tests {
                 let mut listed = Vec::new();
                 list(node, true, &mut listed);
                 assert!(listed.iter().all(|c| c.kind == c.node.kind_id()));
+                assert!(listed.iter().all(|c| c.end as usize == c.node.end_byte()));
                 let listed: Vec<_> = listed
                     .iter()
                     .map(|c| (c.node.id(), c.kind, c.node.start_byte(), c.node.start_position(), c.field))

@@ -364,8 +364,8 @@ impl Engine {
         }
         // The parts' ranges hold every top-level statement: their identifiers together
         // are the tree's, in document order once sorted (runs already in order).
-        identifiers.sort_by_key(|n| n.start_byte());
-        identifiers.dedup_by_key(|n| n.id());
+        identifiers.sort_by_key(|(n, _)| n.start_byte());
+        identifiers.dedup_by_key(|(n, _)| n.id());
         // Looked up by spelling in every part: the table is built once, by the first part
         // to ask.
         let identifiers = whole.then(|| Arc::new(WalkedIdentifiers::new(identifiers)));

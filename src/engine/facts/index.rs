@@ -137,12 +137,13 @@ impl<'t> Spellings<'t> {
 /// shares one: each part's facts look names up all over the file, and the table is built
 /// once for all of them, not once per part.
 pub struct WalkedIdentifiers<'t> {
-    identifiers: Vec<Node<'t>>,
+    /// Each with where it ends.
+    identifiers: Vec<(Node<'t>, u32)>,
     by_spelling: std::sync::OnceLock<Spellings<'t>>,
 }
 
 impl<'t> WalkedIdentifiers<'t> {
-    pub fn new(identifiers: Vec<Node<'t>>) -> WalkedIdentifiers<'t> {
+    pub fn new(identifiers: Vec<(Node<'t>, u32)>) -> WalkedIdentifiers<'t> {
         WalkedIdentifiers { identifiers, by_spelling: std::sync::OnceLock::new() }
     }
 
@@ -729,7 +730,7 @@ pub(crate) fn word_places(source: &str, name: &str) -> Vec<usize> {
 /// An identifier's own bytes are not looked at: the grammar's identifier token is a run
 /// of word characters (`[_\p{XID_Start}][_\p{XID_Continue}]*`, keywords used as names
 /// included), and checking each byte of each one cost a quarter of building this.
-fn by_spelling<'t>(identifiers: &[Node<'t>], source: &'t str) -> Spellings<'t> {
+fn by_spelling<'t>(identifiers: &[(Node<'t>, u32)], source: &'t str) -> Spellings<'t> {
     let bytes = source.as_bytes();
     let is_word = |b: &u8| is_word_byte(*b);
     // Most names recur: a file's spellings are a fifth to a third of its identifiers
@@ -739,8 +740,9 @@ fn by_spelling<'t>(identifiers: &[Node<'t>], source: &'t str) -> Spellings<'t> {
     // Each identifier kept, with its spelling's number; how many each spelling has.
     let mut numbered: Vec<(u32, Node<'t>)> = Vec::with_capacity(identifiers.len());
     let mut counts: Vec<u32> = Vec::new();
-    for &identifier in identifiers {
-        let range = identifier.byte_range();
+    for &(identifier, end) in identifiers {
+        // The end the walk read beside the node: read here from the subtree, a cache miss.
+        let range = identifier.start_byte()..end as usize;
         debug_assert!(bytes[range.clone()].iter().all(is_word), "an identifier is a run of word characters");
         let whole_word = !range.is_empty()
             && !range.start.checked_sub(1).is_some_and(|before| is_word(&bytes[before]))
@@ -897,7 +899,7 @@ model = Net()
 abcdefgh_1_ijklmnop = abcdefgh_2_ijklmnop
 ";
 
-    fn walked<'t>(root: Node<'t>, ranges: Option<&[Range<usize>]>, depth: u32) -> Option<Vec<Node<'t>>> {
+    fn walked<'t>(root: Node<'t>, ranges: Option<&[Range<usize>]>, depth: u32) -> Option<Vec<(Node<'t>, u32)>> {
         let patterns = PatternSet::compile(&[(0, "(call) @c")]).expect("compile");
         let matches = Matches { patterns: &patterns, ranges, max_start_depth: depth, gather_parents: false };
         matches.for_each(root, SOURCE, &[true], &mut |_, _, _| {}).every_identifier()
@@ -921,11 +923,12 @@ abcdefgh_1_ijklmnop = abcdefgh_2_ijklmnop
     fn names_read_from_the_walk_are_those_found_from_the_words() {
         let tree = crate::engine::parse(SOURCE).expect("parse");
         let root = tree.root_node();
-        let identifiers = walked(root, None, u32::MAX).expect("the walk went into every node");
-        assert!(identifiers.iter().all(|n| n.kind_name() == "identifier"));
+        let walked = walked(root, None, u32::MAX).expect("the walk went into every node");
+        assert!(walked.iter().all(|&(n, end)| n.kind_name() == "identifier" && n.end_byte() == end as usize));
+        let identifiers: Vec<Node> = walked.iter().map(|&(n, _)| n).collect();
         let from_words = FileIndex::new(root, SOURCE);
         let from_walk = FileIndex::new(root, SOURCE)
-            .with_identifiers(std::sync::Arc::new(WalkedIdentifiers::new(identifiers.clone())));
+            .with_identifiers(std::sync::Arc::new(WalkedIdentifiers::new(walked.clone())));
         let ids = |nodes: &[Node]| nodes.iter().map(|n| n.id()).collect::<Vec<_>>();
         let binding = |b: Option<Binding>| b.map(|b| (b.statement.id(), b.scope, b.visible_from));
         let mut names: Vec<&str> = word_offsets(SOURCE).into_keys().collect();

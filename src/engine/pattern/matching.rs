@@ -80,6 +80,8 @@ impl Matches<'_> {
         let mut node = root;
         // Asked once here: the kinds of the nodes below come with their listing.
         let mut kind = root.kind_id();
+        // And where the node ends, for the identifiers gathered (see `Walked::identifiers`).
+        let mut end = root.end_byte() as u32;
         'walk: loop {
             let depth = path.len() as u32;
             if depth == 1 {
@@ -93,7 +95,7 @@ impl Matches<'_> {
             // walk goes on to the next node (a third of the nodes it meets are names).
             let name = identifier.contains_id(kind);
             if name {
-                identifiers.push(node);
+                identifiers.push((node, end));
             }
             let starts_here = starts.get(kind as usize) == Some(&true);
             if !name || starts_here {
@@ -145,7 +147,7 @@ impl Matches<'_> {
                     }
                     path.push((node, kind));
                     frames.push((first, listed.len(), first + 1));
-                    (node, kind) = (listed[first].node, listed[first].kind);
+                    (node, kind, end) = (listed[first].node, listed[first].kind, listed[first].end);
                     continue;
                 }
                 let leaf = if descends { true } else { node.child_count() == 0 };
@@ -157,9 +159,9 @@ impl Matches<'_> {
                 }
             }
             loop {
-                let Some((first, end, next)) = frames.last_mut() else { break 'walk };
-                if *next < *end {
-                    (node, kind) = (listed[*next].node, listed[*next].kind);
+                let Some((first, last, next)) = frames.last_mut() else { break 'walk };
+                if *next < *last {
+                    (node, kind, end) = (listed[*next].node, listed[*next].kind, listed[*next].end);
                     *next += 1;
                     continue 'walk;
                 }
@@ -184,8 +186,8 @@ thread_local! {
 
 /// What a walk met on its way, besides the matches.
 pub struct Walked<'t> {
-    /// The identifiers it went through, in document order.
-    pub identifiers: Vec<Node<'t>>,
+    /// The identifiers it went through, in document order, each with where it ends.
+    pub identifiers: Vec<(Node<'t>, u32)>,
     /// Whether it went into every node it was to walk (nothing lay below the depth
     /// limit): the whole tree, or (a relint, a part) every node the ranges meet.
     pub whole: bool,
@@ -200,7 +202,7 @@ impl<'t> Walked<'t> {
     /// The tree's identifiers, in document order, when the walk went into every node:
     /// the facts look names up among them instead of searching the text for each name
     /// and descending to it.
-    pub fn every_identifier(self) -> Option<Vec<Node<'t>>> {
+    pub fn every_identifier(self) -> Option<Vec<(Node<'t>, u32)>> {
         (self.whole && self.everywhere).then_some(self.identifiers)
     }
 }
