@@ -8,7 +8,7 @@
 //! runs, files/s, MB/s, oomlint's peak RSS and the memory the index holds.
 //!
 //! Run with `scripts/bench` (which finds the corpus), or
-//! `cargo bench --bench corpus -- DIR` (`OOMLINT_BENCH_RUNS` runs, 7 by default).
+//! `cargo bench --bench corpus -- DIR` (`OOMLINT_BENCH_RUNS` runs; by default about six seconds of them, 7 to 40).
 //!
 //! With `OOMLINT_BENCH_INSTRUCTIONS=1` it also counts the instructions both passes execute
 //! on one thread under valgrind's callgrind: a figure the load of a shared machine does not
@@ -48,7 +48,6 @@ fn main() {
     let bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
     let megabytes = bytes as f64 / 1e6;
 
-    let runs: usize = std::env::var("OOMLINT_BENCH_RUNS").ok().and_then(|r| r.parse().ok()).unwrap_or(7).max(1);
     // Alternate the two passes so both see the same machine state; the first pair only
     // warms the file cache.
     let mut parse_times = Vec::new();
@@ -61,7 +60,15 @@ fn main() {
     let mut lint_cpu = Vec::new();
     let mut index_mb = 0.0;
     parse_only(&corpus);
-    lint(&binary, &corpus);
+    let warm = lint(&binary, &corpus);
+    // Each figure is the best of its runs, and a small corpus's runs are a few tens of
+    // milliseconds, which one preemption on a shared machine doubles: it gets more runs,
+    // about six seconds' worth (a round is four passes), 7 to 40 (OOMLINT_BENCH_RUNS sets it).
+    let runs: usize = std::env::var("OOMLINT_BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or_else(|| ((6.0 / (4.0 * warm.as_secs_f64())) as usize).clamp(7, 40))
+        .max(1);
     for run in 0..runs {
         let (time, held) = index_only(&corpus);
         index_times.push(time);

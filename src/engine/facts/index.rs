@@ -927,8 +927,8 @@ abcdefgh_1_ijklmnop = abcdefgh_2_ijklmnop
         assert!(walked.iter().all(|&(n, end)| n.kind_name() == "identifier" && n.end_byte() == end as usize));
         let identifiers: Vec<Node> = walked.iter().map(|&(n, _)| n).collect();
         let from_words = FileIndex::new(root, SOURCE);
-        let from_walk = FileIndex::new(root, SOURCE)
-            .with_identifiers(std::sync::Arc::new(WalkedIdentifiers::new(walked.clone())));
+        let from_walk =
+            FileIndex::new(root, SOURCE).with_identifiers(std::sync::Arc::new(WalkedIdentifiers::new(walked.clone())));
         let ids = |nodes: &[Node]| nodes.iter().map(|n| n.id()).collect::<Vec<_>>();
         let binding = |b: Option<Binding>| b.map(|b| (b.statement.id(), b.scope, b.visible_from));
         let mut names: Vec<&str> = word_offsets(SOURCE).into_keys().collect();
