@@ -212,7 +212,15 @@ fn walks_over_parts_of_a_file_meet_together_the_identifiers_of_the_whole() {
         });
         (calls, walked)
     };
-    let text = |ids: &[tree_sitter::Node]| ids.iter().map(|n| &source[n.byte_range()]).collect::<Vec<_>>();
+    // Each identifier's text up to the end the walk gave with it: the node's own end.
+    let text = |ids: &[(tree_sitter::Node, u32)]| {
+        ids.iter()
+            .map(|&(n, end)| {
+                assert_eq!(n.end_byte(), end as usize);
+                &source[n.start_byte()..end as usize]
+            })
+            .collect::<Vec<_>>()
+    };
     let (all_calls, whole) = walk(None);
     assert_eq!(all_calls, ["g", "k", "m"]);
     let every_identifier = whole.every_identifier().expect("a whole walk gives every identifier");
@@ -223,7 +231,7 @@ fn walks_over_parts_of_a_file_meet_together_the_identifiers_of_the_whole() {
     let (calls, other) = walk(Some(&rest));
     assert_eq!(calls, ["g", "m"]);
     let mut together: Vec<_> = part.identifiers.iter().chain(&other.identifiers).copied().collect();
-    together.sort_by_key(|n| n.start_byte());
+    together.sort_by_key(|(n, _)| n.start_byte());
     assert_eq!(text(&together), text(&every_identifier));
     assert!(part.every_identifier().is_none(), "a part's identifiers are not all of the tree's");
 }
