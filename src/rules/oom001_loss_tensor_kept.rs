@@ -77,8 +77,14 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
         return;
     }
     // Each step must build a graph of its own (a forward pass or a loss); slices of one
-    // graph made before the loop share it and cost nothing per step.
-    if step.is_some_and(|step| !tree::descendants(step).any(|n| n.kind_name() == "call" && facts.builds_graph(n))) {
+    // graph made before the loop share it and cost nothing per step. Asked once per loop:
+    // a script's loop stores many values, and the answer reads the whole loop.
+    let builds_graph = |step: Node<'t>| {
+        *facts.memo("OOM001 a step builds a graph", Some(step), || {
+            tree::descendants(step).any(|n| n.kind_name() == "call" && facts.builds_graph(n))
+        })
+    };
+    if step.is_some_and(|step| !builds_graph(step)) {
         return;
     }
     let region = step.unwrap_or_else(|| tree::enclosing_body(store));
