@@ -298,7 +298,9 @@ impl StatementParents {
 #[derive(Default)]
 pub struct StatementWalk {
     parents: Vec<ffi::TSNode>,
-    children: Vec<(u32, usize, u32)>,
+    /// As in `StatementParents`, one entry per node below the statement in each.
+    starts: Vec<u32>,
+    children: Vec<(usize, u32)>,
     /// The place in `parents` of each node the walk is inside of.
     open: Vec<u32>,
 }
@@ -307,7 +309,8 @@ impl StatementWalk {
     pub fn visit(&mut self, node: Node) {
         if let Some(&parent) = self.open.last() {
             // Offsets are 32-bit in tree-sitter.
-            self.children.push((node.start_byte() as u32, node.id(), parent));
+            self.starts.push(node.start_byte() as u32);
+            self.children.push((node.id(), parent));
         }
     }
 
@@ -325,13 +328,16 @@ impl StatementWalk {
     fn finish(&mut self) -> StatementParents {
         // A walk in document order meets the nodes sorted by where they start; a sort keeps
         // the order of those that start together.
-        if !self.children.is_sorted_by_key(|&(start, _, _)| start) {
-            self.children.sort_by_key(|&(start, _, _)| start);
+        if !self.starts.is_sorted() {
+            let mut order: Vec<usize> = (0..self.starts.len()).collect();
+            order.sort_by_key(|&at| self.starts[at]);
+            self.starts = order.iter().map(|&at| self.starts[at]).collect();
+            self.children = order.iter().map(|&at| self.children[at]).collect();
         }
         let finished = StatementParents {
             parents: self.parents.clone(),
-            starts: self.children.iter().map(|&(start, _, _)| start).collect(),
-            children: self.children.iter().map(|&(_, id, parent)| (id, parent)).collect(),
+            starts: self.starts.clone(),
+            children: self.children.clone(),
         };
         self.clear();
         finished
@@ -340,6 +346,7 @@ impl StatementWalk {
     /// Forget what was gathered, for the next statement.
     pub fn clear(&mut self) {
         self.parents.clear();
+        self.starts.clear();
         self.children.clear();
         self.open.clear();
     }
