@@ -242,7 +242,7 @@ struct StatementParents {
     parents: Vec<ffi::TSNode>,
     /// Where each node below the statement starts, sorted: searched apart from the rest,
     /// four bytes a node, so that a search in a large function's nodes meets fewer cache
-    /// lines (the search was most of a question's time).
+    /// lines.
     starts: Vec<u32>,
     /// By the same place: the node's id and its parent's place in `parents`.
     children: Vec<(usize, u32)>,
