@@ -8,7 +8,8 @@
 //! runs, files/s, MB/s, oomlint's peak RSS and the memory the index holds.
 //!
 //! Run with `scripts/bench` (which finds the corpus), or
-//! `cargo bench --bench corpus -- DIR` (`OOMLINT_BENCH_RUNS` runs; by default about six seconds of them, 7 to 40).
+//! `cargo bench --bench corpus -- DIR` (`OOMLINT_BENCH_RUNS` runs; by default about six
+//! seconds of them, 7 to 40).
 //!
 //! With `OOMLINT_BENCH_INSTRUCTIONS=1` it also counts the instructions both passes execute
 //! on one thread under valgrind's callgrind: a figure the load of a shared machine does not

@@ -1,6 +1,7 @@
 //! Language server latency on the edits people make: a 5,000-line training script (a
 //! license header, then functions that share names: `loss`, `model`, `optimizer`) is
-//! opened, then edited the way people type, one version at a time, waiting for each version's diagnostics:
+//! opened, then edited the way people type, one version at a time, waiting for each
+//! version's diagnostics:
 //!
 //! - `end of line`: characters appended at the end of a line, then deleted;
 //! - `new line`: Enter in a function body, then a line of code typed character by character;

@@ -92,8 +92,8 @@ fn walk(dir: &Path) -> ignore::Walk {
 ///
 /// `ignore` finds the setting with a regex it compiles in every process: 1.4 M
 /// instructions, a third of `oomlint check` over a directory of a few small files, and
-/// all of it before the walk can begin. Almost no configuration sets it, so the regex is left to the files
-/// that name it at all.
+/// all of it before the walk can begin. Almost no configuration sets it, so the regex is
+/// left to the files that name it at all.
 fn global_excludes_file() -> Option<PathBuf> {
     #[allow(deprecated)] // `ignore` finds the home directory this way too.
     let home = std::env::home_dir();

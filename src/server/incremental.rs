@@ -160,7 +160,7 @@ fn named_by_lines(text: &str) -> std::collections::HashSet<&str> {
         } else if let Some(import) = code.strip_prefix("from ") {
             named.extend(words_of(import.split_once(" import").map_or(import, |(_, names)| names)));
         } else if code.chars().all(|c| is_word(c) || c.is_whitespace() || ",()\\".contains(c)) {
-            // The code's words: a comment's name nothing.
+            // The code's words: a comment's words name nothing.
             named.extend(words_of(code));
         }
     }
