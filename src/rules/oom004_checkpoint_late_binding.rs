@@ -23,12 +23,42 @@ pub static RULE: Rule = Rule {
     fix_title: "Bind the loop variable as a default argument (`lambda x, layer=layer: ...`)",
     docs: FILES.1,
     query: FILES.0,
-    could_match: |source| text_test::contains(source, "checkpoint"),
+    could_match: may_call_checkpoint,
     reads_project: false,
     check: Check::Query(check),
 };
 
 const CHECKPOINT: &str = "torch.utils.checkpoint.checkpoint";
+
+/// Whether a call in the text may resolve to `CHECKPOINT`, in a file that names torch: a
+/// name ending in `checkpoint` is called (`checkpoint(`, `cp.checkpoint(`), or a name is
+/// bound to one another way (`import ... checkpoint as ckpt`, `ckpt = cp.checkpoint`),
+/// through which the check resolves a call. Most files that say `checkpoint` only save
+/// checkpoints (`args.resume_from_checkpoint`, `checkpointing_steps`): the pattern would
+/// otherwise be tried at every call in a loop handed a name or a lambda, and the callee
+/// of each resolved, for nothing.
+fn may_call_checkpoint(source: &str) -> bool {
+    const NAME: &str = "checkpoint";
+    let bytes = source.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || !b.is_ascii();
+    text_test::contains(source, "torch")
+        && memchr::memmem::find_iter(bytes, NAME).any(|at| {
+            let after = &bytes[at + NAME.len()..];
+            if after.first().is_some_and(|&b| word(b)) {
+                return false;
+            }
+            let next = after.iter().position(|b| !b.is_ascii_whitespace()).map(|skip| &after[skip..]);
+            let same_line = after.iter().position(|&b| b != b' ' && b != b'\t').map(|skip| after[skip]);
+            match next {
+                // Called, or imported under another name.
+                Some([b'(', ..]) => true,
+                Some([b'a', b's', rest @ ..]) if rest.first().is_none_or(|&b| !word(b)) => true,
+                // The whole value of an assignment (`ckpt = checkpoint`), or one of a tuple's.
+                _ => matches!(same_line, None | Some(b'\n' | b'\r' | b';' | b'#' | b','))
+                    && source[..at].rsplit(['\n', '\r']).next().is_some_and(|line| line.contains('=')),
+            }
+        })
+}
 
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let (Some(call), Some(callee), Some(function)) = (found.get("call"), found.get("callee"), found.get("function"))
@@ -218,4 +248,41 @@ fn backward_later_in<'t>(checker: &Checker<'_, 't>, step: Node<'t>, call: Node<'
         .calls_named(&["backward", "manual_backward"], step)
         .into_iter()
         .any(|c| tree::contains(step, c) && c.start_byte() > call.start_byte())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::may_call_checkpoint;
+
+    /// The text test keeps every way a call can reach `torch.utils.checkpoint.checkpoint`
+    /// (every flagged case of the rule passes it too, or its test would fail), and leaves out
+    /// files that only save and load checkpoints.
+    #[test]
+    fn text_test_keeps_calls_and_aliases_of_checkpoint_and_leaves_out_saved_checkpoints() {
+        let calls = [
+            "import torch\nfrom torch.utils.checkpoint import checkpoint\ny = checkpoint(f, x)\n",
+            "import torch.utils.checkpoint as cp\ny = cp.checkpoint (f, x)\n",
+            "import torch\ny = torch.utils.checkpoint.checkpoint(\n    f, x)\n",
+            "from torch.utils.checkpoint import checkpoint as ckpt\ny = ckpt(f, x)\n",
+            "from torch.utils.checkpoint import (\n    checkpoint\n    as ckpt,\n)\n",
+            "import torch\nckpt = torch.utils.checkpoint.checkpoint\ny = ckpt(f, x)\n",
+            "import torch\nckpt = torch.utils.checkpoint.checkpoint  # alias\n",
+            "import torch\nckpt, n = torch.utils.checkpoint.checkpoint, 2\n",
+            "import torch\nckpt = torch.utils.checkpoint.checkpoint",
+        ];
+        for source in calls {
+            assert!(may_call_checkpoint(source), "{source}");
+        }
+        let saves_only = [
+            "import torch\nif args.resume_from_checkpoint:\n    load(args.resume_from_checkpoint)\n",
+            "import torch\nfor step in range(n):\n    if step % args.checkpointing_steps == 0:\n        save(f'checkpoint-{step}')\n",
+            "import torch\nmodel.enable_gradient_checkpointing()\n",
+            "import torch\nif path == args.resume_from_checkpoint:\n    pass\n",
+            // No torch: the name cannot stand for PyTorch's function.
+            "from mylib import checkpoint\ny = checkpoint(f, x)\n",
+        ];
+        for source in saves_only {
+            assert!(!may_call_checkpoint(source), "{source}");
+        }
+    }
 }
