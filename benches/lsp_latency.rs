@@ -13,7 +13,7 @@
 //! `publishDiagnostics` of that version, the time from `didOpen` to the first
 //! diagnostics, and the time of the first keystroke after each open (untouched by the
 //! warm-up edits the kinds above start with), for `oomlint server` and, in the same run on
-//! the same edits, `ruff server`.
+//! the same edits, `ruff server`, each with its default settings: what a user gets.
 //!
 //! Run with `scripts/bench-lsp`, or `cargo bench --bench lsp_latency -- [RUFF_BINARY]`.
 
@@ -51,7 +51,7 @@ fn main() {
         script.lines().count(),
         script.len() / 1024
     );
-    let mut servers = vec![measure("oomlint", Command::new(&oomlint).arg("server"), &script, json!({"debounceMs": 0}))];
+    let mut servers = vec![measure("oomlint", Command::new(&oomlint).arg("server"), &script, json!({}))];
     match ruff {
         Some(ruff) => servers.push(measure("ruff", Command::new(ruff).arg("server"), &script, json!({}))),
         None => println!("(pass a ruff binary to compare: cargo bench --bench lsp_latency -- /path/to/ruff)"),
@@ -122,7 +122,7 @@ fn cross_file(command: &mut Command, script: &str) -> Figures {
     std::fs::write(dir.path().join("train.py"), &caller).unwrap();
     let root = format!("file://{}", dir.path().display());
     let mut server = Connection::start(command);
-    let options = json!({"debounceMs": 0});
+    let options = json!({});
     let capabilities = json!({"window": {"workDoneProgress": true}});
     server.request(
         "initialize",

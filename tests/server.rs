@@ -176,6 +176,23 @@ fn codes(published: &Value) -> Vec<String> {
     published["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap().to_string()).collect()
 }
 
+/// An open is linted at once, whatever the debounce delay (it waits for the next keystroke,
+/// and an open is not one); a change waits the delay out.
+#[tokio::test]
+async fn an_open_is_linted_at_once_and_a_change_after_the_debounce_delay() {
+    let delay = Duration::from_millis(3000);
+    let mut s = Session::start(json!({}), json!({"debounceMs": delay.as_millis() as u64})).await;
+    let started = std::time::Instant::now();
+    let uri = s.open("train.py", LEAKY).await;
+    assert_eq!(codes(&s.diagnostics(&uri).await), ["OOM001"]);
+    assert!(started.elapsed() < delay / 2, "open linted after {:?}", started.elapsed());
+    let at = json!({"start": {"line": 7, "character": 26}, "end": {"line": 7, "character": 26}});
+    let started = std::time::Instant::now();
+    s.change(&uri, 2, json!([{"range": at, "text": ".item()"}])).await;
+    assert_eq!(codes(&s.diagnostics(&uri).await), Vec::<String>::new());
+    assert!(started.elapsed() >= delay, "change linted after {:?}", started.elapsed());
+}
+
 #[tokio::test]
 async fn diagnostics_follow_edits_and_clear_on_close() {
     let mut s = Session::start(json!({}), json!({"debounceMs": 0})).await;

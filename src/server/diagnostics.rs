@@ -227,7 +227,14 @@ impl Backend {
     /// that asked, may already be superseded.
     pub(super) fn schedule(&self, uri: Uri, _version: i32) {
         let target = self.state().target_of(&uri);
-        self.schedule_target(target);
+        self.schedule_target(target, true);
+    }
+
+    /// `schedule` for a document just opened: linted at once, whatever the debounce delay,
+    /// which is there to wait for the next keystroke, and an open is not one.
+    pub(super) fn schedule_opened(&self, uri: Uri) {
+        let target = self.state().target_of(&uri);
+        self.schedule_target(target, false);
     }
 
     /// Reparse the document's tree unchanged on the background thread when it is fresh
@@ -247,16 +254,18 @@ impl Backend {
         });
     }
 
-    /// Lint a notebook's cells after the debounce delay and publish each cell's findings.
-    pub(super) fn schedule_notebook(&self, notebook: Uri) {
-        self.schedule_target(Target::Notebook(notebook));
+    /// Lint a notebook's cells after the debounce delay (none when it was just opened:
+    /// `debounce`) and publish each cell's findings.
+    pub(super) fn schedule_notebook(&self, notebook: Uri, debounce: bool) {
+        self.schedule_target(Target::Notebook(notebook), debounce);
     }
 
     /// Lint `target` in the background, one lint at a time per target: a change that
     /// arrives while one runs only asks for another pass, which then lints the latest
     /// version, so a burst of changes to a large document costs one lint or two, not one
-    /// per change.
-    fn schedule_target(&self, target: Target) {
+    /// per change. The first pass waits the debounce delay only when `debounce`; the
+    /// passes changes ask for always do.
+    fn schedule_target(&self, target: Target, mut debounce: bool) {
         {
             let mut state = self.state();
             if let Some(again) = state.linting.get_mut(&target) {
@@ -270,9 +279,10 @@ impl Backend {
         tokio::spawn(async move {
             loop {
                 let delay = lock(&state).settings.debounce;
-                if !delay.is_zero() {
+                if debounce && !delay.is_zero() {
                     tokio::time::sleep(delay).await;
                 }
+                debounce = true;
                 let version = lock(&state).version_of(&target);
                 let linted = match version {
                     Some(version) => lint(&client, &state, &target, Some(version)).await,

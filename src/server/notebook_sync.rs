@@ -54,7 +54,7 @@ impl Backend {
             }
             state.notebooks.insert(notebook.uri.clone(), OpenNotebook::new(notebook.version, &notebook.cells));
         }
-        self.schedule_notebook(notebook.uri);
+        self.schedule_notebook(notebook.uri, false);
     }
 
     pub(super) async fn on_notebook_did_change(&self, params: DidChangeNotebookDocumentParams) {
@@ -90,7 +90,7 @@ impl Backend {
         for cell in closed {
             self.client.publish_diagnostics(cell, Vec::new(), None).await;
         }
-        self.schedule_notebook(uri);
+        self.schedule_notebook(uri, true);
     }
 
     pub(super) async fn on_notebook_did_close(&self, params: DidCloseNotebookDocumentParams) {

@@ -1,14 +1,19 @@
 //! What the client says about linting (`initializationOptions` and
 //! `workspace/didChangeConfiguration`), under an `oomlint` key or at the top level:
-//! `{"enable": true, "select": ["OOM001"], "ignore": ["OOM003"], "preview": true, "debounceMs": 50,
+//! `{"enable": true, "select": ["OOM001"], "ignore": ["OOM003"], "preview": true, "debounceMs": 0,
 //! "docsUrl": "https://example.org/rules/{code}-{slug}", "snapshot": "oom_snapshot.pickle"}`.
 
 use crate::config::{Overrides, validate_selectors};
 use serde::Deserialize;
 use std::time::Duration;
 
-/// How long a change waits for the next before it is linted.
-const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(50);
+/// How long a change waits for the next before it is linted: not at all, by default. A
+/// relint of the statements a change touched takes a few milliseconds, and the changes
+/// that come while a lint runs are folded into the next pass (`Backend::schedule_target`),
+/// so a burst of typing costs a lint or two without a delay; a delay would be added to
+/// every keystroke's diagnostics (50 ms made them ten times slower than the lint). A
+/// client may still ask for one (`debounceMs`).
+const DEFAULT_DEBOUNCE: Duration = Duration::ZERO;
 
 #[derive(Debug, Clone)]
 pub struct ClientSettings {
@@ -92,9 +97,11 @@ mod tests {
     #[test]
     fn reads_client_settings_and_keeps_what_is_unsaid() {
         let base = ClientSettings::default();
-        let next = base.updated(&json!({"oomlint": {"select": ["OOM00"], "debounceMs": 0}})).unwrap();
+        // Changes are linted at once unless the client asks for a delay.
+        assert!(base.debounce.is_zero());
+        let next = base.updated(&json!({"oomlint": {"select": ["OOM00"], "debounceMs": 40}})).unwrap();
         assert_eq!(next.overrides.select, Some(vec!["OOM00".to_string()]));
-        assert!(next.debounce.is_zero() && next.enable);
+        assert!(next.debounce == Duration::from_millis(40) && next.enable);
         let same = next.updated(&json!({"oomlint": []})).unwrap();
         assert_eq!(same.overrides.select, next.overrides.select, "an empty Lua table changes nothing");
         assert!(base.updated(&json!({"ignore": ["OOM999"]})).unwrap_err().contains("OOM999"));

@@ -10,13 +10,12 @@ use tower_lsp_server::ls_types::*;
 impl Backend {
     pub(super) async fn on_did_open(&self, params: DidOpenTextDocumentParams) {
         let document = params.text_document;
-        let version = document.version;
         // Parsed before the state is locked: a large file's parse takes tens of
         // milliseconds, which other documents' lints would wait out.
-        let opened = Document::new(document.text, version);
+        let opened = Document::new(document.text, document.version);
         self.state().documents.insert(document.uri.clone(), opened);
-        // The project index takes the text once it is linted (`schedule`).
-        self.schedule(document.uri, version);
+        // The project index takes the text once it is linted (`schedule_target`).
+        self.schedule_opened(document.uri);
     }
 
     pub(super) async fn on_did_change(&self, params: DidChangeTextDocumentParams) {
