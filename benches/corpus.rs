@@ -5,7 +5,8 @@
 //! included, as `oomlint check` pays them),
 //! the processor time of each (less moved by the load of a shared machine),
 //! the time of a cold project index over them, their ratios and the spread over the
-//! runs, files/s, MB/s, oomlint's peak RSS and the memory the index holds.
+//! runs, files/s, MB/s, oomlint's peak RSS, the memory the index holds, and the start-up
+//! of `oomlint check` on a one-line file.
 //!
 //! Run with `scripts/bench` (which finds the corpus), or
 //! `cargo bench --bench corpus -- DIR` (`OOMLINT_BENCH_RUNS` runs; by default about six
@@ -140,9 +141,46 @@ fn main() {
     println!("ratio (index / parse-only):   {:.2}x  (target <= 1.30x)", index.as_secs_f64() / parse.as_secs_f64());
     println!("oomlint peak RSS: {peak_rss_mb:.1} MB  (target < 150 MB)");
     println!("project index held: {index_mb:.1} MB of resident memory  (target < 200 MB)");
+    let (nothing, linted) = start_up(&binary);
+    println!(
+        "start-up, oomlint check on a one-line file: {:.1} ms with nothing to lint, {:.1} ms linted  (target <= 15 ms)",
+        nothing.as_secs_f64() * 1e3,
+        linted.as_secs_f64() * 1e3
+    );
     if std::env::var_os("OOMLINT_BENCH_INSTRUCTIONS").is_some() {
         instructions(&binary, &corpus);
     }
+}
+
+/// `oomlint check` on a one-line file, as a hook runs it on the file a commit changed, in a
+/// project of its own: the best of some runs for a line no rule could match (the file is
+/// read and left), and for one the rules lint (their patterns compiled, the file parsed
+/// and walked, its project indexed).
+fn start_up(binary: &Path) -> (Duration, Duration) {
+    let project = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(project.path().join("pyproject.toml"), "[project]\nname = \"one-line\"\n").expect("write");
+    let time = |line: &str| {
+        let file = project.path().join("one_line.py");
+        std::fs::write(&file, line).expect("write");
+        (0..20)
+            .map(|_| {
+                let start = Instant::now();
+                let status = Command::new(binary)
+                    .args(["check", "--exit-zero"])
+                    .arg(&file)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .expect("run oomlint");
+                assert!(status.success(), "oomlint check failed: {status}");
+                start.elapsed()
+            })
+            .min()
+            .expect("runs")
+    };
+    let nothing = time("print(\"hello\")\n");
+    let linted = time("import torch; model.eval(); losses.append(model(x).sum()); loss.backward()\n");
+    (nothing, linted)
 }
 
 /// Print the instructions `oomlint check` and a parse-only pass execute over `corpus`, one
