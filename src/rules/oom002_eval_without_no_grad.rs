@@ -452,12 +452,17 @@ fn evaluation_regions(checker: &Checker) -> Option<Vec<std::ops::Range<usize>>> 
             {
                 regions.push(function.byte_range());
             }
-            if names_data {
-                for loop_ in tree::ancestors(name).filter(|a| a.kind_name() == "for_statement") {
-                    if loop_.child_by_field_id(field::RIGHT).is_some_and(|r| r.byte_range().contains(&name.start_byte())) {
-                        regions.push(loop_.byte_range());
-                    }
-                }
+            // The loop whose iterable holds the name is the first `for` above it: no block
+            // lies between (an expression holds none), and the iterable of a `for` further
+            // out cannot hold a statement. So the climb stops at the first block or `for`,
+            // a few levels up, not at the module (each level is a parent lookup).
+            if names_data
+                && let Some(loop_) = tree::ancestors(name)
+                    .find(|a| matches!(a.kind_name(), "for_statement" | "block" | "module"))
+                    .filter(|a| a.kind_name() == "for_statement")
+                && loop_.child_by_field_id(field::RIGHT).is_some_and(|r| r.byte_range().contains(&name.start_byte()))
+            {
+                regions.push(loop_.byte_range());
             }
         }
     }
