@@ -29,35 +29,35 @@ pub static RULE: Rule = Rule {
 };
 
 const CHECKPOINT: &str = "torch.utils.checkpoint.checkpoint";
+/// The name its callees end in.
+const NAME: &str = "checkpoint";
 
 /// Whether a call in the text may resolve to `CHECKPOINT`, in a file that names torch: a
 /// name ending in `checkpoint` is called (`checkpoint(`, `cp.checkpoint(`), or a name is
-/// bound to one another way (`import ... checkpoint as ckpt`, `ckpt = cp.checkpoint`),
-/// through which the check resolves a call. Most files that say `checkpoint` only save
-/// checkpoints (`args.resume_from_checkpoint`, `checkpointing_steps`): the pattern would
-/// otherwise be tried at every call in a loop handed a name or a lambda, and the callee
-/// of each resolved, for nothing.
+/// bound to one another way, through which the check resolves a call. Most files that say
+/// `checkpoint` only save checkpoints (`args.resume_from_checkpoint`,
+/// `checkpointing_steps`): the pattern would otherwise be tried at every call in a loop
+/// handed a name or a lambda, and the callee of each resolved, for nothing.
 fn may_call_checkpoint(source: &str) -> bool {
-    const NAME: &str = "checkpoint";
-    let bytes = source.as_bytes();
-    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || !b.is_ascii();
     text_test::contains(source, "torch")
-        && memchr::memmem::find_iter(bytes, NAME).any(|at| {
-            let after = &bytes[at + NAME.len()..];
-            if after.first().is_some_and(|&b| word(b)) {
-                return false;
-            }
-            let next = after.iter().position(|b| !b.is_ascii_whitespace()).map(|skip| &after[skip..]);
-            let same_line = after.iter().position(|&b| b != b' ' && b != b'\t').map(|skip| after[skip]);
-            match next {
-                // Called, or imported under another name.
-                Some([b'(', ..]) => true,
-                Some([b'a', b's', rest @ ..]) if rest.first().is_none_or(|&b| !word(b)) => true,
-                // The whole value of an assignment (`ckpt = checkpoint`), or one of a tuple's.
-                _ => matches!(same_line, None | Some(b'\n' | b'\r' | b';' | b'#' | b','))
-                    && source[..at].rsplit(['\n', '\r']).next().is_some_and(|line| line.contains('=')),
-            }
-        })
+        && (text_test::some_call(source, |before| before.ends_with(NAME)) || binds_checkpoint(source))
+}
+
+/// Whether a name ending in `checkpoint` is bound to another name other than by a call:
+/// imported under it (`... checkpoint as ckpt`) or assigned whole (`ckpt = cp.checkpoint`,
+/// or as one of a tuple's values).
+fn binds_checkpoint(source: &str) -> bool {
+    let ends_word = |text: &str| text.chars().next().is_none_or(|c| !text_test::is_word_character(c));
+    memchr::memmem::find_iter(source.as_bytes(), NAME).any(|at| {
+        let after = &source[at + NAME.len()..];
+        if !ends_word(after) {
+            return false;
+        }
+        let imported_as = after.trim_start().strip_prefix("as").is_some_and(ends_word);
+        let next_on_line = after.trim_start_matches([' ', '\t']).bytes().next();
+        let value_ends = matches!(next_on_line, None | Some(b'\n' | b'\r' | b';' | b'#' | b','));
+        imported_as || value_ends && source[..at].rsplit(['\n', '\r']).next().is_some_and(|line| line.contains('='))
+    })
 }
 
 fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
