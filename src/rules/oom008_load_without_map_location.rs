@@ -40,7 +40,15 @@ fn could_call_torch_load(source: &str) -> bool {
     if !text_test::contains(source, "load") || !text_test::contains(source, "torch") {
         return false;
     }
-    text_test::contains(source, "torch.load") || scans::imports_torch_load(source)
+    names_torch_load(source) || scans::imports_torch_load(source)
+}
+
+/// `torch.load` with no word character after it: `safetensors.torch.load_file(` is another
+/// function, and the test suites of diffusers' LoRA scripts call nothing else.
+fn names_torch_load(source: &str) -> bool {
+    const NAME: &str = "torch.load";
+    memchr::memmem::find_iter(source.as_bytes(), NAME)
+        .any(|at| source[at + NAME.len()..].chars().next().is_none_or(|c| !text_test::is_word_character(c)))
 }
 
 /// A round trip in one process: bytes in memory (`io.BytesIO(...)`, a parameter typed
@@ -316,4 +324,21 @@ fn check<'t>(checker: &mut Checker<'_, 't>, found: &Match<'_, 't>) {
     let fix = append_argument(source, call, &argument)
         .map(|edit| Fix::new(Applicability::Unsafe, RULE.fix_title, vec![edit]));
     checker.report(callee, Severity::Warning, message, help).fix = fix;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn torch_load_is_told_from_functions_whose_names_begin_like_it() {
+        let called = ["torch.load(f)", "x = torch.load", "partial(torch.load, f)", "mytorch.load(f)", "torch.load"];
+        for text in called {
+            assert!(could_call_torch_load(text), "{text}");
+        }
+        let others = ["safetensors.torch.load_file(f)", "torch.load_state_dict_from_url(u)", "torch.loaded = 1"];
+        for text in others {
+            assert!(!could_call_torch_load(text), "{text}");
+        }
+    }
 }
