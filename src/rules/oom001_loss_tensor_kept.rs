@@ -38,8 +38,8 @@ pub static RULE: Rule = Rule {
 /// Whether `source` may hold a store one of the rule's patterns matches, read from its
 /// text alone: a method named `append` or `extend`, a `+=`, an assignment to a subscript,
 /// or `x = x + v`. `false` proves none can match: a file of model definitions stores
-/// nothing, and is not parsed when no other rule could match it either (a quarter of the
-/// files of pytorch/examples that no other rule asks about).
+/// nothing, and is not parsed when no other rule could match it either (5 of the 9 files
+/// of pytorch/examples that this rule alone had parsed).
 fn may_store(source: &str) -> bool {
     text_test::contains_any(source, &["append", "extend", "+="]) || assigns_to_subscript(source) || adds_to_itself(source)
 }
