@@ -32,10 +32,21 @@ pub static RULE: Rule = Rule {
     could_match: |source| {
         (heuristics::mentions_forward_call(source) || text_test::contains(source, ".eval()"))
             && heuristics::mentions_evaluation(source)
+            && may_give_a_reason(source)
     },
     reads_project: true,
     check: Check::Query(check),
 };
+
+/// Whether the text may hold what `evaluation_reason` needs for any call: a name of an
+/// evaluation function or of evaluation data (`heuristics::names_evaluation`), or a mode
+/// call that may put a network in eval mode (`eval(`, or `train(` in a text that says
+/// `False`). Helpers that only say "value" or "interval" are not parsed for this rule (2
+/// files of pytorch/examples' `fx/`).
+fn may_give_a_reason(source: &str) -> bool {
+    let calls = |name: &str| text_test::some_call(source, |before| text_test::last_word(before) == name);
+    heuristics::names_evaluation(source) || calls("eval") || (text_test::contains(source, "False") && calls("train"))
+}
 
 /// Calls that mark code as training, not evaluation.
 const TRAINING_CALLS: &[&str] = &["backward", "manual_backward", "step", "zero_grad"];
@@ -652,6 +663,7 @@ fn trains<'t>(checker: &Checker<'_, 't>, region: Node<'t>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use crate::engine::facts::heuristics;
     use crate::engine::{Engine, RuleSettings};
     use std::cell::Cell;
     use std::path::Path;
@@ -665,14 +677,42 @@ mod tests {
     /// over every fixture and test case, and a script with a reason of each kind, linted
     /// as a training script and as a pytest file, the findings with it are those without
     /// it. Leaving out any one kind of place fails this test.
+    /// Over every fixture and test case and the script below, linted as a training script
+    /// and as a pytest file: wherever the rule reports a call, its text test passes.
+    #[test]
+    fn the_text_test_passes_wherever_the_rule_reports() {
+        let every_file = Box::leak(Box::new(crate::rules::Rule { could_match: |_| true, ..super::RULE }));
+        let engine = Engine::compile(&[every_file]).expect("compiles");
+        let settings = RuleSettings { enabled: vec![true], ..RuleSettings::default() };
+        let mut sources = crate::engine::fixture_and_test_sources();
+        sources.push(REASONS.to_string());
+        let mut reported = 0;
+        for source in &sources {
+            for path in ["train.py", "test_eval.py"] {
+                let found = engine.lint(source, Path::new(path), &settings).diagnostics.len();
+                assert!(found == 0 || (super::RULE.could_match)(source), "{path}: {source}");
+                reported += found;
+            }
+        }
+        assert!(reported > 20, "the sources hold OOM002 findings ({reported})");
+        // A comment that says "value" is no reason.
+        let helper = "# the value of an input\nimport torch\nout = model(x)\n";
+        assert!(heuristics::mentions_evaluation(helper) && !(super::RULE.could_match)(helper));
+        // Each kind of reason passes alone (`interval` passes `mentions_evaluation`, nothing else).
+        let reasons = ["def évaluer(model):\n", "for x in train_val_loader:\n", "net.eval ()  # interval\n", "net.train(False)  # interval\n"];
+        for reason in reasons {
+            assert!((super::RULE.could_match)(&format!("import torch\n{reason}    out = model(x)\n")), "{reason}");
+        }
+    }
+
+    /// A script with a reason of each kind.
+    const REASONS: &str = "def log_validation(unet):\n    return unet(x)\n\nfor batch in val_loader:\n    y = model(batch)\n\n\
+             def run(net):\n    net.train(False)\n    def inner():\n        pass\n    net(x)\n\nmodel.eval()\nout = model(x)\n";
+
     #[test]
     fn the_places_evaluation_may_be_hold_every_call_the_check_reports() {
         let mut sources = crate::engine::fixture_and_test_sources();
-        sources.push(
-            "def log_validation(unet):\n    return unet(x)\n\nfor batch in val_loader:\n    y = model(batch)\n\n\
-             def run(net):\n    net.train(False)\n    def inner():\n        pass\n    net(x)\n\nmodel.eval()\nout = model(x)\n"
-                .to_string(),
-        );
+        sources.push(REASONS.to_string());
         let engine = Engine::get();
         let settings = RuleSettings::default();
         let mut reported = 0;

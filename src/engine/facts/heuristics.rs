@@ -207,7 +207,29 @@ pub fn is_eval_function_name(name: &str, in_pytest_file: bool) -> bool {
 /// accepts: every word they look for holds one of these, case aside (a test checks it),
 /// and this costs far less than splitting a name into words.
 pub fn may_name_evaluation(name: &str) -> bool {
-    text_test::holds_ignore_case(name, &["val", "test", "predict", "infer", "holdout"])
+    text_test::holds_ignore_case(name, EVALUATION_NAME_PARTS)
+}
+
+/// What every word of an evaluation name holds (see `may_name_evaluation`).
+const EVALUATION_NAME_PARTS: &[&str] = &["val", "test", "predict", "infer", "holdout"];
+
+/// Whether some run of word characters in the text is a name `is_eval_function_name` (in a
+/// pytest file or not) or `is_eval_data_name` accepts, or holds a character past ASCII
+/// (left to the tree to decide). Unlike `mentions_evaluation`, words that only hold
+/// such a part ("value", "interval") do not count.
+pub fn names_evaluation(text: &str) -> bool {
+    static SEARCH: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
+    let search = SEARCH.get_or_init(|| text_test::ignoring_case(EVALUATION_NAME_PARTS));
+    search.find_iter(text).any(|part| {
+        let start = text[..part.start()].trim_end_matches(text_test::is_word_character).len();
+        let end = part.end()
+            + text[part.end()..].find(|c| !text_test::is_word_character(c)).unwrap_or(text.len() - part.end());
+        let word = &text[start..end];
+        !word.is_ascii()
+            || is_eval_data_name(word)
+            || is_eval_function_name(word, false)
+            || is_eval_function_name(word, true)
+    })
 }
 
 /// `val_loader`, `test_dl`, `eval_dataset`: an evaluation data source by its name.
