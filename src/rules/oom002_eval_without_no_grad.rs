@@ -673,10 +673,6 @@ mod tests {
         pub(super) static EVERY_CALL_MAY_BE_EVALUATION: Cell<bool> = const { Cell::new(false) };
     }
 
-    /// The places `may_be_evaluation` keeps take in every call the whole check reports:
-    /// over every fixture and test case, and a script with a reason of each kind, linted
-    /// as a training script and as a pytest file, the findings with it are those without
-    /// it. Leaving out any one kind of place fails this test.
     /// Over every fixture and test case and the script below, linted as a training script
     /// and as a pytest file: wherever the rule reports a call, its text test passes.
     #[test]
@@ -698,8 +694,15 @@ mod tests {
         // A comment that says "value" is no reason.
         let helper = "# the value of an input\nimport torch\nout = model(x)\n";
         assert!(heuristics::mentions_evaluation(helper) && !(super::RULE.could_match)(helper));
-        // Each kind of reason passes alone (`interval` passes `mentions_evaluation`, nothing else).
-        let reasons = ["def évaluer(model):\n", "for x in train_val_loader:\n", "net.eval ()  # interval\n", "net.train(False)  # interval\n"];
+        // Each kind of reason passes alone (`interval` passes `mentions_evaluation`, nothing
+        // else), and so does a name past ASCII, which the tree decides.
+        let reasons = [
+            "def run_validation(model):\n",
+            "for x in train_val_loader:\n",
+            "def évaluer(model):\n",
+            "net.eval ()  # interval\n",
+            "net.train(False)  # interval\n",
+        ];
         for reason in reasons {
             assert!((super::RULE.could_match)(&format!("import torch\n{reason}    out = model(x)\n")), "{reason}");
         }
@@ -709,6 +712,10 @@ mod tests {
     const REASONS: &str = "def log_validation(unet):\n    return unet(x)\n\nfor batch in val_loader:\n    y = model(batch)\n\n\
              def run(net):\n    net.train(False)\n    def inner():\n        pass\n    net(x)\n\nmodel.eval()\nout = model(x)\n";
 
+    /// The places `may_be_evaluation` keeps take in every call the whole check reports:
+    /// over every fixture and test case, and a script with a reason of each kind, linted
+    /// as a training script and as a pytest file, the findings with it are those without
+    /// it. Leaving out any one kind of place fails this test.
     #[test]
     fn the_places_evaluation_may_be_hold_every_call_the_check_reports() {
         let mut sources = crate::engine::fixture_and_test_sources();
