@@ -64,7 +64,7 @@ fn adds_to_itself(source: &str) -> bool {
     let bytes = source.as_bytes();
     memchr::memchr_iter(b'+', bytes).any(|plus| {
         let name_end = spaces_before(bytes, plus);
-        let name_start = name_start(bytes, name_end);
+        let name_start = name_end - text_test::last_word(&source[..name_end]).len();
         let equals_end = spaces_before(bytes, name_start);
         if name_start == name_end || equals_end == 0 || bytes[equals_end - 1] != b'=' {
             return false;
@@ -100,15 +100,6 @@ fn spaces_after(bytes: &[u8], mut at: usize) -> usize {
             _ => return at,
         }
     }
-}
-
-/// Where the name that ends at `end` starts (`end` when none does). Bytes past ASCII are
-/// taken as a name's, so a name is never cut inside a character.
-fn name_start(bytes: &[u8], mut end: usize) -> usize {
-    while end > 0 && (bytes[end - 1].is_ascii_alphanumeric() || bytes[end - 1] == b'_' || bytes[end - 1] >= 0x80) {
-        end -= 1;
-    }
-    end
 }
 
 /// Where the target of the assignment whose `=` is at `at` may start: after the last
