@@ -188,13 +188,17 @@ const TRAIN_WORDS: &[&str] = &["train", "training", "fit", "finetune", "optimize
 /// `evaluate`, `run_validation`, `test_epoch`, `predict`: evaluation code by its name.
 /// `test` does not count in a pytest test function (`test_forward` in `test_model.py`).
 pub fn is_eval_function_name(name: &str, in_pytest_file: bool) -> bool {
-    let words = words(name);
+    are_eval_function_words(&words(name), in_pytest_file)
+}
+
+/// `is_eval_function_name` of a name split into its `words`.
+fn are_eval_function_words(words: &[String], in_pytest_file: bool) -> bool {
     if words.iter().any(|w| TRAIN_WORDS.contains(&w.as_str())) {
         return false;
     }
     // `test_*` is how pytest and unittest name test cases; only `test_epoch`-like
     // names are evaluation loops, and none of them in a pytest file.
-    if let [first, rest @ ..] = words.as_slice()
+    if let [first, rest @ ..] = words
         && first == "test"
         && !rest.is_empty()
     {
@@ -225,16 +229,25 @@ pub fn names_evaluation(text: &str) -> bool {
         let end = part.end()
             + text[part.end()..].find(|c| !text_test::is_word_character(c)).unwrap_or(text.len() - part.end());
         let word = &text[start..end];
-        !word.is_ascii()
-            || is_eval_data_name(word)
-            || is_eval_function_name(word, false)
-            || is_eval_function_name(word, true)
+        if !word.is_ascii() {
+            return true;
+        }
+        // Split once for both questions. Outside a pytest file `is_eval_function_name`
+        // accepts every name it accepts inside one (only `test_*` names differ, and
+        // those only outside), so asking outside covers both.
+        let words = words(word);
+        are_eval_data_words(&words) || are_eval_function_words(&words, false)
     })
 }
 
 /// `val_loader`, `test_dl`, `eval_dataset`: an evaluation data source by its name.
 pub fn is_eval_data_name(name: &str) -> bool {
-    words(name).iter().any(|w| EVAL_DATA_WORDS.contains(&w.as_str()))
+    are_eval_data_words(&words(name))
+}
+
+/// `is_eval_data_name` of a name split into its `words`.
+fn are_eval_data_words(words: &[String]) -> bool {
+    words.iter().any(|w| EVAL_DATA_WORDS.contains(&w.as_str()))
 }
 
 const EVAL_DATA_WORDS: &[&str] = &["val", "valid", "validation", "test", "testing", "eval", "evaluation", "holdout"];
@@ -289,6 +302,28 @@ mod tests {
             assert!(may_name_evaluation(&word.to_uppercase()), "{word}");
         }
         assert!(may_name_evaluation("run_Validation") && !may_name_evaluation("train_step"));
+    }
+
+    /// What `names_evaluation` relies on to ask one question, not two: a name
+    /// `is_eval_function_name` accepts in a pytest file it accepts outside one too.
+    #[test]
+    fn an_evaluation_name_in_a_pytest_file_is_one_outside() {
+        let parts: Vec<&str> = (EVAL_WORDS.iter().chain(EVAL_LOOP_WORDS).chain(TRAIN_WORDS))
+            .copied()
+            .chain(["Test", "x", "loss"])
+            .collect();
+        let mut accepted = 0;
+        for a in &parts {
+            for b in &parts {
+                for name in [a.to_string(), format!("{a}_{b}"), format!("test_{a}_{b}"), format!("{a}{b}")] {
+                    if is_eval_function_name(&name, true) {
+                        assert!(is_eval_function_name(&name, false), "{name}");
+                        accepted += 1;
+                    }
+                }
+            }
+        }
+        assert!(accepted > 100, "{accepted} names accepted");
     }
 
     #[test]
