@@ -37,7 +37,8 @@ fn main() {
         eprintln!("usage: cargo bench --bench corpus -- DIR");
         std::process::exit(2);
     });
-    // Another build (an older one, to compare) through OOMLINT_BENCH_BINARY.
+    // The build to measure through OOMLINT_BENCH_BINARY: `scripts/bench` passes the
+    // one the wheel ships (`scripts/build-shipped`); another one, to compare.
     let binary = std::env::var_os("OOMLINT_BENCH_BINARY")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/oomlint"));
@@ -98,6 +99,7 @@ fn main() {
 
     println!("corpus: {} ({} files, {:.1} MB)", corpus.display(), files.len(), megabytes);
     println!("threads: {}", rayon::current_num_threads());
+    println!("oomlint: {}", binary.display());
     println!(
         "parse-only pass:  {:>7.3} s  {:>7.0} files/s  {:>6.1} MB/s",
         parse.as_secs_f64(),

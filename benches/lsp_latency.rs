@@ -37,7 +37,8 @@ const PAUSE_BEFORE_TYPING: Duration = Duration::from_millis(200);
 
 fn main() {
     let ruff = std::env::args().skip(1).find(|a| a != "--bench");
-    // Another build (an older one, to compare) through OOMLINT_BENCH_BINARY.
+    // The build to measure through OOMLINT_BENCH_BINARY: `scripts/bench` passes the
+    // one the wheel ships (`scripts/build-shipped`); another one, to compare.
     let oomlint = std::env::var_os("OOMLINT_BENCH_BINARY")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/oomlint"));
@@ -51,6 +52,7 @@ fn main() {
         script.lines().count(),
         script.len() / 1024
     );
+    println!("oomlint: {}", oomlint.display());
     let mut servers = vec![measure("oomlint", Command::new(&oomlint).arg("server"), &script, json!({}))];
     match ruff {
         Some(ruff) => servers.push(measure("ruff", Command::new(ruff).arg("server"), &script, json!({}))),

@@ -2,7 +2,8 @@
 snippets that show how, run as written:
 
 - the wheel: `maturin build` (bindings = "bin"), installed with pip into a fresh venv,
-  puts a working `oomlint` on PATH;
+  puts a working `oomlint` on PATH, linked statically on Linux (no shared library to
+  load at start: `rustc-args` in pyproject.toml);
 - pre-commit (from PyPI) with the README's `.pre-commit-config.yaml` pointing at this
   repository (its path, the current commit): a staged leaky training script fails the
   commit with the finding, `oomlint-fix` repairs what it safely can, the fixed script
@@ -72,6 +73,8 @@ def check_wheel(work):
     run([sys.executable, "-m", "venv", venv], work)
     run([venv / "bin/pip", "install", "--quiet", "--no-index", wheel], work)
     installed = venv / "bin/oomlint"
+    if sys.platform == "linux":
+        assert not elf_interpreter(installed), f"{installed} loads shared libraries: not linked statically"
     version = run([installed, "--version"], work).stdout
     assert version.startswith("oomlint "), version
     script = work / "train.py"
@@ -79,6 +82,22 @@ def check_wheel(work):
     found = run([installed, "check", "--preview", "--output-format", "concise", script], work, expect=1).stdout
     assert "error[OOM001]" in found, found
     print(f"ok   wheel {wheel.name} installs `oomlint` on PATH")
+
+
+def elf_interpreter(binary):
+    """Whether the 64-bit little-endian ELF `binary` names a program interpreter (a
+    PT_INTERP program header): a dynamically linked executable does, a static one not."""
+    data = pathlib.Path(binary).read_bytes()
+    assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, f"{binary}: not a 64-bit little-endian ELF"
+    program_headers = int.from_bytes(data[0x20:0x28], "little")
+    entry_size = int.from_bytes(data[0x36:0x38], "little")
+    entries = int.from_bytes(data[0x38:0x3A], "little")
+    pt_interp = 3
+    return any(
+        int.from_bytes(data[program_headers + i * entry_size : program_headers + i * entry_size + 4], "little")
+        == pt_interp
+        for i in range(entries)
+    )
 
 
 def git(project, *args):
