@@ -37,7 +37,7 @@ const PAUSE_BEFORE_TYPING: Duration = Duration::from_millis(200);
 
 fn main() {
     let ruff = std::env::args().skip(1).find(|a| a != "--bench");
-    // The build to measure through OOMLINT_BENCH_BINARY: `scripts/bench` passes the
+    // The build to measure through OOMLINT_BENCH_BINARY: `scripts/bench-lsp` passes the
     // one the wheel ships (`scripts/build-shipped`); another one, to compare.
     let oomlint = std::env::var_os("OOMLINT_BENCH_BINARY")
         .map(PathBuf::from)
