@@ -225,7 +225,7 @@ pub fn names_evaluation(text: &str) -> bool {
     static SEARCH: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
     let search = SEARCH.get_or_init(|| text_test::ignoring_case(EVALUATION_NAME_PARTS));
     search.find_iter(text).any(|part| {
-        let start = text[..part.start()].trim_end_matches(text_test::is_word_character).len();
+        let start = part.start() - text_test::last_word(&text[..part.start()]).len();
         let end = part.end()
             + text[part.end()..].find(|c| !text_test::is_word_character(c)).unwrap_or(text.len() - part.end());
         let word = &text[start..end];
